@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The maps of the XDP program. All are pinned by name so that `xlb` finds
+ * them after `ip link ... xdp obj` (under /sys/fs/bpf/tc/globals) or after
+ * `xlb attach --pin-dir DIR` (under DIR). Key and value types come from
+ * include/xlb.h, the one definition both sides use.
+ */
+#ifndef XLB_BPF_MAPS_H
+#define XLB_BPF_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "xlb.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xlb_config);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XLB_MAX_VIPS);
+	__type(key, struct xlb_vip_key);
+	__type(value, struct xlb_vip);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_vips SEC(".maps");
+
+/*
+ * Atomic table updates: each VIP's lookup table (M backend ids) is an inner
+ * array held in xlb_tables at the VIP's id. The loader fills a new inner
+ * array completely (BPF_F_MMAPABLE: one memcpy) and then replaces the outer
+ * entry in one update, so a packet sees either the whole old table or the
+ * whole new one; the old array is freed once no program holds it.
+ * BPF_F_INNER_MAP lets inner arrays of different sizes (M per VIP) share
+ * one outer map.
+ */
+struct xlb_table_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(max_entries, XLB_DEFAULT_TABLE_SIZE);
+	__type(key, __u32);
+	__type(value, __u32);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, XLB_MAX_VIPS);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct xlb_table_inner);
+} xlb_tables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XLB_MAX_BACKENDS);
+	__type(key, __u32);
+	__type(value, struct xlb_backend);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_backends SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_MAX_VIPS);
+	__type(key, __u32);
+	__type(value, struct xlb_counter);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_vip_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_MAX_BACKENDS);
+	__type(key, __u32);
+	__type(value, struct xlb_counter);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_backend_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_STAT__MAX);
+	__type(key, __u32);
+	__type(value, struct xlb_counter);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_stats SEC(".maps");
+
+#endif /* XLB_BPF_MAPS_H */

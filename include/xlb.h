@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Definitions shared by the XDP program (bpf/) and the userspace tools
+ * (loader/, tests/). Everything that crosses the kernel/user boundary is
+ * declared here once, with fixed-width types, explicit padding and a size
+ * check, so both sides always agree on the layout of every map key and value.
+ */
+#ifndef XLB_H
+#define XLB_H
+
+#include <linux/types.h>
+
+#ifndef __bpf__
+#include <assert.h>
+#define XLB_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define XLB_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
+/* Limits, enforced by the loader and documented in xlb(8). */
+#define XLB_MAX_VIPS		256
+#define XLB_MAX_BACKENDS	4096	/* over all VIPs */
+#define XLB_DEFAULT_TABLE_SIZE	65537
+#define XLB_MIN_TABLE_SIZE	3
+#define XLB_MAX_TABLE_SIZE	1048573	/* largest prime accepted */
+#define XLB_MAX_WEIGHT		1000000
+#define XLB_NAME_MAX		64	/* backend identity, offline names */
+
+/* Map names, pinned by name (LIBBPF_PIN_BY_NAME): `ip link ... xdp obj`
+ * pins them under /sys/fs/bpf/tc/globals, `xlb attach` under --pin-dir. */
+#define XLB_MAP_CONFIG		"xlb_config"
+#define XLB_MAP_VIPS		"xlb_vips"
+#define XLB_MAP_TABLES		"xlb_tables"
+#define XLB_MAP_BACKENDS	"xlb_backends"
+#define XLB_MAP_VIP_STATS	"xlb_vip_stats"
+#define XLB_MAP_BACKEND_STATS	"xlb_backend_stats"
+#define XLB_MAP_STATS		"xlb_stats"
+#define XLB_MAP_CONNTRACK	"xlb_conntrack"
+
+#define XLB_DEFAULT_PIN_DIR	"/sys/fs/bpf/tc/globals"
+
+/* Address families as stored in maps (values of AF_INET/AF_INET6 differ
+ * between headers available to BPF and userspace, so xlb uses its own). */
+enum xlb_family {
+	XLB_AF_NONE = 0,
+	XLB_AF_INET = 4,
+	XLB_AF_INET6 = 6,
+};
+
+/*
+ * The flow: what the flow hash and the connection table are keyed on.
+ * IPv4 addresses live in addr[0] with the other words zero. Ports are zero
+ * for IP fragments (all fragments of a datagram must hash alike) and for
+ * protocols without ports.
+ */
+struct xlb_flow {
+	__be32 src[4];
+	__be32 dst[4];
+	__be16 sport;
+	__be16 dport;
+	__u8 proto;
+	__u8 family;		/* enum xlb_family */
+	__u8 pad[2];
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_flow) == 40, "xlb_flow layout");
+
+/* Key of the VIP map: address, port, protocol. */
+struct xlb_vip_key {
+	__be32 addr[4];
+	__be16 port;
+	__u8 proto;		/* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 family;		/* enum xlb_family */
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_vip_key) == 20, "xlb_vip_key layout");
+
+/*
+ * Value of the VIP map. table_size (M) is fixed for the VIP's lifetime:
+ * the loader installs the VIP's table in xlb_tables before it inserts the
+ * VIP, and a later table swap keeps M, so the datapath can never combine an
+ * M with a table of another size.
+ */
+struct xlb_vip {
+	__u32 id;		/* index into xlb_tables and xlb_vip_stats */
+	__u32 table_size;	/* M, prime */
+	__u32 flags;		/* XLB_VIP_F_* */
+	__u32 pad;
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_vip) == 16, "xlb_vip layout");
+
+/* Backend flags. */
+#define XLB_BE_F_IN_USE		(1U << 0)	/* slot allocated; flows may be sent here */
+
+/*
+ * A backend of one VIP (the same address under two VIPs is two records, so
+ * every counter is per VIP and backend). gen changes whenever the slot is
+ * reused, so state that remembers a backend id (the connection table) can
+ * tell a removed backend from its successor.
+ */
+struct xlb_backend {
+	__be32 addr[4];
+	__u32 vip_id;
+	__u32 weight;		/* 0: draining, no table slots */
+	__u32 gen;
+	__u8 family;		/* enum xlb_family */
+	__u8 flags;		/* XLB_BE_F_* */
+	__u16 pad;
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_backend) == 32, "xlb_backend layout");
+
+/* Config flags. */
+#define XLB_CFG_F_INITIALIZED	(1U << 0)	/* the loader has set a seed */
+
+/* The single entry of xlb_config: settings of the running instance. */
+struct xlb_config {
+	__u64 hash_key[2];	/* flow hash seed (SipHash key) */
+	__be32 src4;		/* outer IPv4 source */
+	__be32 src6[4];		/* outer IPv6 source */
+	__u32 flags;		/* XLB_CFG_F_* */
+	__u32 udp_timeout_s;	/* connection table: UDP idle timeout */
+	__u32 tcp_timeout_s;	/* connection table: TCP idle timeout */
+	__u32 ct_rate_limit;	/* new connection entries per second per CPU */
+	__u32 pad;
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_config) == 56, "xlb_config layout");
+
+/* Connection-table entry: which backend a flow went to, and when. */
+struct xlb_ct_entry {
+	__u32 backend_id;
+	__u32 gen;		/* xlb_backend.gen at the time of the choice */
+	__u64 last_seen_ns;	/* bpf_ktime_get_ns() */
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_ct_entry) == 16, "xlb_ct_entry layout");
+
+/* A packet/byte counter; per-CPU maps hold one per CPU. */
+struct xlb_counter {
+	__u64 packets;
+	__u64 bytes;
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_counter) == 16, "xlb_counter layout");
+
+/*
+ * Every way a packet leaves the program other than forwarded to a backend,
+ * plus connection-table events. One list gives both the enum and the names
+ * printed by `xlb stats`, so they cannot drift apart.
+ */
+#define XLB_STAT_LIST(X)						\
+	X(FORWARD,		"forward")				\
+	X(PASS_NOT_IP,		"pass_not_ip")				\
+	X(PASS_NOT_VIP,		"pass_not_vip")				\
+	X(PASS_ICMP_ECHO,	"pass_icmp_echo")			\
+	X(PASS_NEIGH_UNRESOLVED,"pass_neigh_unresolved")		\
+	X(DROP_MALFORMED,	"drop_malformed")			\
+	X(DROP_NO_TABLE,	"drop_no_table")			\
+	X(DROP_NO_BACKEND,	"drop_no_backend")			\
+	X(DROP_TOO_BIG,		"drop_too_big")				\
+	X(DROP_FIB_FAILED,	"drop_fib_failed")			\
+	X(DROP_ENCAP_FAILED,	"drop_encap_failed")			\
+	X(DROP_NO_CONFIG,	"drop_no_config")			\
+	X(CT_HIT,		"ct_hit")				\
+	X(CT_MISS,		"ct_miss")				\
+	X(CT_INSERT,		"ct_insert")				\
+	X(CT_BYPASS,		"ct_bypass")
+
+#define XLB_STAT_ENUM(name, str) XLB_STAT_##name,
+enum xlb_stat {
+	XLB_STAT_LIST(XLB_STAT_ENUM)
+	XLB_STAT__MAX
+};
+#undef XLB_STAT_ENUM
+
+#endif /* XLB_H */

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* xlb: the command-line front end; `xlb OBJECT VERB ...` like ip(8). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "xlb.h"
+
+struct xlb_opts xlb_opts = {
+	.pin_dir = XLB_DEFAULT_PIN_DIR,
+};
+
+static const struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} cmds[] = {
+	{ "attach",  do_attach,  "attach the XDP program to a device (libxdp)" },
+	{ "detach",  do_detach,  "detach it" },
+	{ "vip",     do_vip,     "add or delete virtual services" },
+	{ "backend", do_backend, "add, reweight, drain or delete backends" },
+	{ "config",  do_config,  "instance settings: seed, outer sources, timeouts" },
+	{ "show",    do_show,    "VIPs, tables, backends, weights and shares" },
+	{ "stats",   do_stats,   "counters per VIP, backend and drop reason" },
+	{ "apply",   do_apply,   "converge to the state described in a file" },
+	{ "table",   do_table,   "build a table offline and print its balance" },
+	{ "replay",  do_replay,  "replay pcaps: balance and disruption per algorithm" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f,
+		"Usage: xlb [OPTIONS] OBJECT { COMMAND | help }\n"
+		"OPTIONS := { -j|--json | -v|--verbose | --pin-dir DIR }\n"
+		"           (default pin dir: %s, where `ip link ... xdp obj` pins)\n"
+		"OBJECT:\n", XLB_DEFAULT_PIN_DIR);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "See xlb(8), or `xlb OBJECT help`.\n");
+}
+
+void p_err(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	char *c;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!xlb_opts.json) {
+		fprintf(stderr, "xlb: %s\n", msg);
+		return;
+	}
+	/* The message is ours, but quote what came from the user. */
+	printf("{\"error\":\"");
+	for (c = msg; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			printf("\\%c", *c);
+		else if ((unsigned char)*c < 0x20)
+			printf("\\u%04x", *c);
+		else
+			putchar(*c);
+	}
+	printf("\"}\n");
+}
+
+void p_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Take the global options out of argv wherever they are (up to "--"), so
+ * `xlb stats -j` and `xlb -j stats` mean the same. Returns the new argc or
+ * -EINVAL. */
+static int take_global_opts(int argc, char **argv)
+{
+	int i, n = 0;
+	bool rest = false;
+
+	for (i = 0; i < argc; i++) {
+		char *a = argv[i];
+
+		if (rest || a[0] != '-') {
+			argv[n++] = a;
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			rest = true;
+			argv[n++] = a;
+		} else if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
+			xlb_opts.json = true;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			xlb_opts.verbose = true;
+		} else if (!strcmp(a, "--pin-dir")) {
+			if (i + 1 >= argc || !argv[i + 1][0]) {
+				p_err("--pin-dir needs a directory");
+				return -EINVAL;
+			}
+			xlb_opts.pin_dir = argv[++i];
+		} else if (!strncmp(a, "--pin-dir=", 10)) {
+			xlb_opts.pin_dir = a + 10;
+		} else {
+			argv[n++] = a;
+		}
+	}
+	argv[n] = NULL;
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+	int err;
+
+	argc = take_global_opts(argc - 1, argv + 1);
+	argv++;
+	if (argc < 0)
+		return EXIT_FAILURE;
+	if (argc == 0) {
+		usage(stderr);
+		return EXIT_FAILURE;
+	}
+	if (!strcmp(argv[0], "help") || !strcmp(argv[0], "-h") ||
+	    !strcmp(argv[0], "--help")) {
+		usage(stdout);
+		return EXIT_SUCCESS;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[0], cmds[i].name))
+			continue;
+		err = cmds[i].fn(argc - 1, argv + 1);
+		return err ? EXIT_FAILURE : EXIT_SUCCESS;
+	}
+	p_err("unknown object '%s'; try `xlb help`", argv[0]);
+	return EXIT_FAILURE;
+}
