@@ -87,8 +87,21 @@ struct xlb_vip {
 };
 XLB_STATIC_ASSERT(sizeof(struct xlb_vip) == 16, "xlb_vip layout");
 
+/* VIP flags. The datapath ignores them. */
+#define XLB_VIP_F_DIRTY		(1U << 0)	/* the loader is changing the VIP's
+						 * backends: its table may lag the
+						 * records until the next xlb
+						 * command rebuilds it */
+
 /* Backend flags. */
 #define XLB_BE_F_IN_USE		(1U << 0)	/* slot allocated; flows may be sent here */
+#define XLB_BE_F_REMOVED	(1U << 1)	/* being deleted: still IN_USE for
+						 * the datapath until a table without
+						 * it is live, then freed (loader only) */
+
+/* Backend id 0 is never allocated: a table slot holding it (as every slot
+ * of a freshly created table does) names no backend. */
+#define XLB_BACKEND_NONE	0
 
 /*
  * A backend of one VIP (the same address under two VIPs is two records, so
