@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Installing and reading a VIP's table.
+ *
+ * The scheme: xlb_tables is an ARRAY_OF_MAPS indexed by VIP id; each entry
+ * is an inner ARRAY of M backend ids (BPF_F_INNER_MAP, so M may differ per
+ * VIP; BPF_F_MMAPABLE, so userspace fills it with one memcpy). A table is
+ * never edited in place: a change builds a complete new inner array and
+ * replaces the outer entry with one BPF_MAP_UPDATE_ELEM, which the kernel
+ * performs as a single pointer exchange. The datapath reads the outer entry
+ * once per packet, so every packet uses exactly one whole table, old or new.
+ * The outer map holds the only long-lived reference to an inner array: the
+ * old one is freed after the swap, once no running program can hold it.
+ * Installed arrays are frozen, so nothing can alter a live table.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include "xlb.h"
+#include "table_map.h"
+
+static size_t table_bytes(__u32 m)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+
+	return ((size_t)m * sizeof(__u32) + page - 1) / page * page;
+}
+
+int xlb_table_install(int tables_fd, __u32 vip_id, const __u32 *slots, __u32 m)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts,
+		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	void *mem;
+	int fd, err;
+	__u32 i;
+
+	if (vip_id >= XLB_MAX_VIPS || m < XLB_MIN_TABLE_SIZE ||
+	    m > XLB_MAX_TABLE_SIZE)
+		return -EINVAL;
+	for (i = 0; i < m; i++)
+		if (slots[i] >= XLB_MAX_BACKENDS)
+			return -EINVAL;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xlb_table", sizeof(__u32),
+			    sizeof(__u32), m, &opts);
+	if (fd < 0)
+		return -errno;
+	mem = mmap(NULL, table_bytes(m), PROT_READ | PROT_WRITE, MAP_SHARED,
+		   fd, 0);
+	if (mem == MAP_FAILED) {
+		err = -errno;
+		goto cleanup;
+	}
+	memcpy(mem, slots, (size_t)m * sizeof(__u32));
+	munmap(mem, table_bytes(m));
+	/* Read-only from now on; needs the writable mapping gone. */
+	if (bpf_map_freeze(fd)) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* The swap. */
+	err = bpf_map_update_elem(tables_fd, &vip_id, &fd, BPF_ANY) ? -errno : 0;
+cleanup:
+	close(fd);
+	return err;
+}
+
+int xlb_table_read(int tables_fd, __u32 vip_id, __u32 **slots, __u32 *m)
+{
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info);
+	__u32 inner_id, *copy;
+	void *mem;
+	int fd, err;
+
+	if (bpf_map_lookup_elem(tables_fd, &vip_id, &inner_id))
+		return -errno;
+	fd = bpf_map_get_fd_by_id(inner_id);
+	if (fd < 0)
+		return -errno;	/* -ENOENT: swapped out and freed meanwhile */
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len)) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != sizeof(__u32) ||
+	    !(info.map_flags & BPF_F_MMAPABLE) || info.max_entries == 0) {
+		err = -EINVAL;
+		goto cleanup;
+	}
+	mem = mmap(NULL, table_bytes(info.max_entries), PROT_READ, MAP_SHARED,
+		   fd, 0);
+	if (mem == MAP_FAILED) {
+		err = -errno;
+		goto cleanup;
+	}
+	copy = malloc((size_t)info.max_entries * sizeof(__u32));
+	if (copy) {
+		memcpy(copy, mem, (size_t)info.max_entries * sizeof(__u32));
+		*slots = copy;
+		*m = info.max_entries;
+	}
+	munmap(mem, table_bytes(info.max_entries));
+	err = copy ? 0 : -ENOMEM;
+cleanup:
+	close(fd);
+	return err;
+}
+
+int xlb_table_remove(int tables_fd, __u32 vip_id)
+{
+	if (bpf_map_delete_elem(tables_fd, &vip_id) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
