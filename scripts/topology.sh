@@ -1,0 +1,393 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# The end-to-end topology: clients, a router, balancers running xlb and
+# backends answering by direct server return, each in a network namespace.
+#
+#   client1..N ──┐                      ┌── lb1..L   (xlb on eth0)
+#                brc ── router ── brs ──┤
+#   (MTU 1500)  203.0.113.0/24          └── b1..K    (VIP on lo, ipip/ip6tnl)
+#               2001:db8:c::/64   198.51.100.0/24, 2001:db8:b::/64 (MTU $TOPO_MTU)
+#
+# A client's packet to a VIP goes to the router, which routes the VIP to its
+# balancer; xlb encapsulates it (IPIP or IP6IP6) to a backend on the same
+# segment and sends it back out of eth0 (XDP_TX). The backend decapsulates,
+# finds the VIP on its loopback, and answers from the VIP straight to the
+# router, never through the balancer.
+#
+# Addresses (j: balancer, k: backend, i: client, all from 1):
+#   router      198.51.100.1    2001:db8:b::1     203.0.113.1   2001:db8:c::1
+#   lb j        198.51.100.(1+j)   2001:db8:b::(1+j)
+#   backend k   198.51.100.(10+k)  2001:db8:b::(10+k)      (named b<k>)
+#   client i    203.0.113.(10+i)   2001:db8:c::(10+i)
+#   VIPs of lb j  192.0.2.(10*j)   2001:db8:f::(10*j)      (every backend holds all)
+#
+# Encapsulation overhead (20 bytes for IPIP, 40 for IP6IP6): the server
+# segment has a larger MTU (TOPO_MTU, default 1600) than the clients' 1500,
+# so a full-size client packet still fits once encapsulated. With
+# TOPO_MTU=1500, TOPO_ADVMSS=1 makes backends advertise an MSS small enough
+# for the overhead instead (what a network that cannot raise its MTU does).
+#
+# Maps: `ip link ... xdp obj` pins them by name under $mnt/tc/globals.
+#   TOPO_PIN=private (default): each balancer gets a bpffs of its own,
+#     mounted under /run/xlb-topo/TAG and named to iproute2 by TC_BPF_MNT,
+#     so runs never meet; topo_xlb passes the matching --pin-dir.
+#   TOPO_PIN=default: /sys/fs/bpf/tc/globals, where a user's `ip link` pins
+#     and where `xlb` looks by default (one balancer only). A run refuses
+#     to start when xlb maps are already pinned there, and removes exactly
+#     the pins it created.
+#
+# Sourced by the demo and the tests:
+#   . scripts/topology.sh
+#   TOPO_BACKENDS=4 topo_up          # namespaces, addresses, routes, servers
+#   topo_attach 1                    # xlb on lb1's eth0 with ip link
+#   topo_xlb 1 vip add 192.0.2.10:80/tcp
+#   topo_in "${TOPO_NS_CLIENT[1]}" build/tests/xlb-echo conns 192.0.2.10 80 -n 100
+#   topo_down                        # also run on exit by the caller's trap
+# or run by hand:  scripts/topology.sh up | down TAG
+
+TOPO_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TOPO_BUILD=${BUILD:-build}
+[[ $TOPO_BUILD == /* ]] || TOPO_BUILD=$TOPO_TOP/$TOPO_BUILD
+
+TOPO_TAG=${TOPO_TAG:-$(printf '%04x' $(( (RANDOM << 8 ^ RANDOM ^ $$) & 0xffff )))}
+TOPO_PREFIX=${TOPO_PREFIX:-xlbd}
+TOPO_CLIENTS=${TOPO_CLIENTS:-2}
+TOPO_BALANCERS=${TOPO_BALANCERS:-1}
+TOPO_BACKENDS=${TOPO_BACKENDS:-4}
+TOPO_MTU=${TOPO_MTU:-1600}
+TOPO_ADVMSS=${TOPO_ADVMSS:-0}
+TOPO_PIN=${TOPO_PIN:-private}
+TOPO_DECAP=${TOPO_DECAP:-auto}
+TOPO_PORT=${TOPO_PORT:-80}
+TOPO_UDP_PORT=${TOPO_UDP_PORT:-5000}
+TOPO_DEFAULT_PINS=/sys/fs/bpf/tc/globals
+
+topo_log() { [[ -n ${TOPO_QUIET:-} ]] || echo "topology: $*" >&2; }
+topo_err() { echo "topology: $*" >&2; return 1; }
+
+# topo_in NS CMD...: run CMD in network namespace NS only. The mount
+# namespace stays the host's, so bpffs pins made here are the host's
+# (`ip netns exec` would remount /sys and hide them).
+topo_in() {
+	local ns=$1; shift
+	nsenter --net="/run/netns/$ns" "$@"
+}
+
+topo_names() {
+	local p="$TOPO_PREFIX$TOPO_TAG" i
+	TOPO_NS_RT=$p-rt
+	TOPO_NS_CLIENT=() TOPO_CLIENT4=() TOPO_CLIENT6=()
+	TOPO_NS_LB=() TOPO_LB4=() TOPO_LB6=() TOPO_VIP4=() TOPO_VIP6=()
+	TOPO_NS_BE=() TOPO_BE4=() TOPO_BE6=() TOPO_BE_NAME=()
+	for ((i = 1; i <= TOPO_CLIENTS; i++)); do
+		TOPO_NS_CLIENT[i]=$p-c$i
+		TOPO_CLIENT4[i]=203.0.113.$((10 + i))
+		TOPO_CLIENT6[i]=2001:db8:c::$((10 + i))
+	done
+	for ((i = 1; i <= TOPO_BALANCERS; i++)); do
+		TOPO_NS_LB[i]=$p-lb$i
+		TOPO_LB4[i]=198.51.100.$((1 + i))
+		TOPO_LB6[i]=2001:db8:b::$((1 + i))
+		TOPO_VIP4[i]=192.0.2.$((10 * i))
+		TOPO_VIP6[i]=2001:db8:f::$((10 * i))
+	done
+	for ((i = 1; i <= TOPO_BACKENDS; i++)); do
+		TOPO_NS_BE[i]=$p-b$i
+		TOPO_BE_NAME[i]=b$i
+		TOPO_BE4[i]=198.51.100.$((10 + i))
+		TOPO_BE6[i]=2001:db8:b::$((10 + i))
+	done
+	TOPO_RUN=/run/xlb-topo/$TOPO_TAG
+}
+
+topo_sysctl() {
+	local ns=$1; shift
+	topo_in "$ns" sysctl -q -w "$@" >/dev/null
+}
+
+# topo_link NS ADDR4/LEN ADDR6/LEN PEER BRIDGE MTU: eth0 in NS, its peer
+# PEER in the router namespace as a port of BRIDGE.
+topo_link() {
+	local ns=$1 a4=$2 a6=$3 peer=$4 br=$5 mtu=$6
+	ip -n "$TOPO_NS_RT" link add "$peer" mtu "$mtu" type veth \
+		peer name eth0 netns "$ns" mtu "$mtu" || return 1
+	ip -n "$TOPO_NS_RT" link set "$peer" master "$br" up &&
+	ip -n "$ns" addr add "$a4" dev eth0 &&
+	ip -n "$ns" addr add "$a6" dev eth0 nodad &&
+	ip -n "$ns" link set eth0 up
+}
+
+topo_bridge() {
+	local br=$1 a4=$2 a6=$3 mtu=$4
+	ip -n "$TOPO_NS_RT" link add "$br" mtu "$mtu" type bridge &&
+	ip -n "$TOPO_NS_RT" addr add "$a4" dev "$br" &&
+	ip -n "$TOPO_NS_RT" addr add "$a6" dev "$br" nodad &&
+	ip -n "$TOPO_NS_RT" link set "$br" up
+}
+
+# Addresses are unique by construction: no duplicate address detection,
+# which would hold IPv6 addresses (link-local ones too) tentative for a
+# second and lose the first packets.
+topo_add_ns() {
+	ip netns add "$1" || return 1
+	topo_sysctl "$1" net.ipv6.conf.all.accept_dad=0 \
+		net.ipv6.conf.default.accept_dad=0 &&
+	ip -n "$1" link set lo up
+}
+
+topo_router() {
+	topo_add_ns "$TOPO_NS_RT" || return 1
+	topo_sysctl "$TOPO_NS_RT" net.ipv4.ip_forward=1 \
+		net.ipv6.conf.all.forwarding=1 net.ipv4.conf.all.rp_filter=0 \
+		net.ipv4.conf.default.rp_filter=0
+	topo_bridge brc 203.0.113.1/24 2001:db8:c::1/64 1500 &&
+	topo_bridge brs 198.51.100.1/24 2001:db8:b::1/64 "$TOPO_MTU"
+}
+
+topo_client() {
+	local i=$1 ns=${TOPO_NS_CLIENT[$1]}
+	topo_add_ns "$ns" &&
+	topo_link "$ns" "${TOPO_CLIENT4[i]}/24" "${TOPO_CLIENT6[i]}/64" c$i brc 1500 &&
+	ip -n "$ns" route add default via 203.0.113.1 &&
+	ip -n "$ns" -6 route add default via 2001:db8:c::1
+}
+
+topo_balancer() {
+	local j=$1 ns=${TOPO_NS_LB[$1]}
+	topo_add_ns "$ns" &&
+	topo_link "$ns" "${TOPO_LB4[j]}/24" "${TOPO_LB6[j]}/64" lb$j brs "$TOPO_MTU" &&
+	ip -n "$ns" route add default via 198.51.100.1 &&
+	ip -n "$ns" -6 route add default via 2001:db8:b::1 || return 1
+	# The balancer's frames leave eth0 by XDP_TX; on veth they reach the
+	# peer only when it runs an XDP program too (a pass will do).
+	topo_in "$TOPO_NS_RT" ip link set dev lb$j xdpdrv \
+		obj "$TOPO_BUILD/pass.bpf.o" sec xdp || return 1
+	ip -n "$TOPO_NS_RT" route add "${TOPO_VIP4[j]}/32" via "${TOPO_LB4[j]}" &&
+	ip -n "$TOPO_NS_RT" -6 route add "${TOPO_VIP6[j]}/128" via "${TOPO_LB6[j]}"
+}
+
+# The decapsulating backend, as one would set up a real server: the VIPs
+# on lo, an ipip and an ip6tnl device in external (collect_md) mode that
+# take tunnelled packets from any balancer, reverse-path filtering off
+# (the inner source is a client, whose route is not via the tunnel), and
+# no ARP answers for the VIPs held on lo. A kernel built without those
+# drivers gets build/decap.bpf.o on eth0 instead (TOPO_DECAP=xdp), which
+# hands the stack the inner packet as if it had arrived bare.
+topo_backend() {
+	local k=$1 ns=${TOPO_NS_BE[$1]} j mss4=() mss6=()
+	topo_add_ns "$ns" &&
+	topo_link "$ns" "${TOPO_BE4[k]}/24" "${TOPO_BE6[k]}/64" b$k brs "$TOPO_MTU" || return 1
+	for ((j = 1; j <= TOPO_BALANCERS; j++)); do
+		ip -n "$ns" addr add "${TOPO_VIP4[j]}/32" dev lo &&
+		ip -n "$ns" addr add "${TOPO_VIP6[j]}/128" dev lo nodad || return 1
+	done
+	if [[ $TOPO_DECAP == kernel ]]; then
+		ip -n "$ns" link add xlbip4 type ipip external &&
+		ip -n "$ns" link add xlbip6 type ip6tnl external &&
+		ip -n "$ns" link set xlbip4 up &&
+		ip -n "$ns" link set xlbip6 up || return 1
+		topo_sysctl "$ns" net.ipv4.conf.xlbip4.rp_filter=0
+	else
+		topo_in "$ns" ip link set dev eth0 xdpdrv \
+			obj "$TOPO_BUILD/decap.bpf.o" sec xdp || return 1
+	fi
+	topo_sysctl "$ns" net.ipv4.conf.all.rp_filter=0 \
+		net.ipv4.conf.default.rp_filter=0 \
+		net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2
+	if [[ $TOPO_ADVMSS == 1 ]]; then
+		# MSS = MTU - outer header - inner IP header - TCP header.
+		mss4=(advmss $((TOPO_MTU - 20 - 20 - 20)))
+		mss6=(advmss $((TOPO_MTU - 40 - 40 - 20)))
+	fi
+	ip -n "$ns" route add default via 198.51.100.1 "${mss4[@]}" &&
+	ip -n "$ns" -6 route add default via 2001:db8:b::1 "${mss6[@]}"
+}
+
+# TOPO_DECAP=auto: the kernel's tunnel devices when it has them.
+topo_pick_decap() {
+	local probe=$TOPO_PREFIX$TOPO_TAG-probe ok=1
+	case $TOPO_DECAP in
+	kernel|xdp) return 0 ;;
+	auto) ;;
+	*) topo_err "TOPO_DECAP must be auto, kernel or xdp"; return 1 ;;
+	esac
+	topo_add_ns "$probe" || return 1
+	ip -n "$probe" link add xlbip4 type ipip external 2>/dev/null &&
+	ip -n "$probe" link add xlbip6 type ip6tnl external 2>/dev/null || ok=0
+	ip netns del "$probe"
+	if ((ok)); then
+		TOPO_DECAP=kernel
+	else
+		TOPO_DECAP=xdp
+		topo_log "this kernel has no ipip/ip6tnl devices: backends decapsulate with decap.bpf.o (XDP)"
+	fi
+}
+
+topo_mac() { ip -n "$1" -br link show dev "$2" | awk '{print $3}'; }
+
+# Static neighbours on the balancers for every backend: the datapath finds
+# next hops with bpf_fib_lookup, which does not resolve missing entries.
+topo_neighbours() {
+	local j k mac
+	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
+		mac=$(topo_mac "${TOPO_NS_BE[k]}" eth0)
+		for ((j = 1; j <= TOPO_BALANCERS; j++)); do
+			ip -n "${TOPO_NS_LB[j]}" neigh replace "${TOPO_BE4[k]}" \
+				lladdr "$mac" dev eth0 nud permanent &&
+			ip -n "${TOPO_NS_LB[j]}" -6 neigh replace "${TOPO_BE6[k]}" \
+				lladdr "$mac" dev eth0 nud permanent || return 1
+		done
+	done
+}
+
+topo_start_servers() {
+	local k try
+	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
+		topo_in "${TOPO_NS_BE[k]}" "$TOPO_BUILD/tests/xlb-echo" server \
+			"${TOPO_BE_NAME[k]}" --port "$TOPO_PORT" \
+			--udp-port "$TOPO_UDP_PORT" >/dev/null 2>&1 &
+	done
+	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
+		for ((try = 0; try < 100; try++)); do
+			[[ -n $(topo_in "${TOPO_NS_BE[k]}" ss -Hltn "sport = :$TOPO_PORT") ]] && break
+			sleep 0.05
+		done
+		((try < 100)) || topo_err "server on ${TOPO_BE_NAME[k]} did not start" || return 1
+	done
+}
+
+topo_pins_default() {
+	ls -1 "$TOPO_DEFAULT_PINS" 2>/dev/null | grep '^xlb_'
+}
+
+topo_check() {
+	local f
+	[[ $(id -u) -eq 0 ]] || topo_err "must run as root" || return 1
+	for f in "$TOPO_BUILD/xlb.bpf.o" "$TOPO_BUILD/pass.bpf.o" "$TOPO_BUILD/decap.bpf.o" \
+		 "$TOPO_BUILD/tests/xlb-echo" "$TOPO_BUILD/xlb"; do
+		[[ -e $f ]] || topo_err "$f is missing: run make first" || return 1
+	done
+	mount | grep -q ' /sys/fs/bpf type bpf' || mount -t bpf bpf /sys/fs/bpf || return 1
+	case $TOPO_PIN in
+	private) ;;
+	default)
+		((TOPO_BALANCERS == 1)) ||
+			topo_err "TOPO_PIN=default serves one balancer (the pins are shared)" || return 1
+		[[ -z $(topo_pins_default) ]] ||
+			topo_err "xlb maps are already pinned in $TOPO_DEFAULT_PINS" \
+				 "(another xlb instance?); refusing to share them:" \
+				 $(topo_pins_default) || return 1 ;;
+	*)	topo_err "TOPO_PIN must be private or default" ;;
+	esac
+}
+
+topo_up() {
+	local i
+	topo_names
+	topo_check || return 1
+	mkdir -p "$TOPO_RUN" || return 1
+	topo_pick_decap || return 1
+	topo_log "building $TOPO_PREFIX$TOPO_TAG-*: $TOPO_CLIENTS clients," \
+		 "$TOPO_BALANCERS balancer(s), $TOPO_BACKENDS backends"
+	topo_router || return 1
+	for ((i = 1; i <= TOPO_CLIENTS; i++)); do topo_client $i || return 1; done
+	for ((i = 1; i <= TOPO_BALANCERS; i++)); do topo_balancer $i || return 1; done
+	for ((i = 1; i <= TOPO_BACKENDS; i++)); do topo_backend $i || return 1; done
+	topo_neighbours && topo_start_servers
+}
+
+# Resolve the router's neighbours before the first measured packet.
+topo_warm() {
+	local a pids=()
+	for a in "${TOPO_CLIENT4[@]}" "${TOPO_CLIENT6[@]}" "${TOPO_LB4[@]}" \
+		 "${TOPO_LB6[@]}" "${TOPO_BE4[@]}" "${TOPO_BE6[@]}"; do
+		topo_in "$TOPO_NS_RT" ping -q -c 1 -W 1 "$a" >/dev/null &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+}
+
+# topo_pin_root J: the bpffs mount under which lb J's maps are pinned.
+topo_pin_root() {
+	if [[ $TOPO_PIN == default ]]; then
+		echo /sys/fs/bpf
+	else
+		echo "$TOPO_RUN/bpffs-lb$1"
+	fi
+}
+
+# topo_pin_dir J: the --pin-dir of lb J's xlb.
+topo_pin_dir() { echo "$(topo_pin_root "$1")/tc/globals"; }
+
+# topo_attach J: attach xlb to lb J's eth0 the way a user would.
+topo_attach() {
+	local j=$1 root before
+	root=$(topo_pin_root "$j")
+	if [[ $TOPO_PIN == private ]]; then
+		mkdir -p "$root" || return 1
+		mount | grep -q " $root type bpf" || mount -t bpf bpf "$root" || return 1
+	else
+		before=$(topo_pins_default)
+	fi
+	TC_BPF_MNT=$root topo_in "${TOPO_NS_LB[j]}" ip link set dev eth0 xdpdrv \
+		obj "$TOPO_BUILD/xlb.bpf.o" sec xdp || return 1
+	if [[ $TOPO_PIN == default ]]; then
+		# Remember exactly which pins this run created.
+		comm -13 <(echo "$before") <(topo_pins_default) >>"$TOPO_RUN/pins"
+	fi
+}
+
+topo_detach() { topo_in "${TOPO_NS_LB[$1]}" ip link set dev eth0 xdp off; }
+
+# topo_xlb J ARGS...: xlb in lb J's namespace, on lb J's maps.
+topo_xlb() {
+	local j=$1; shift
+	topo_in "${TOPO_NS_LB[j]}" "$TOPO_BUILD/xlb" --pin-dir "$(topo_pin_dir "$j")" "$@"
+}
+
+# topo_down: remove everything this run made (namespaces with its tag,
+# private bpffs mounts, the default-location pins it created). Safe to
+# call twice and after a partial topo_up.
+topo_down() {
+	local ns pin m
+	[[ -n ${TOPO_TAG:-} ]] || return 0
+	for ns in $(ip netns list | awk '{print $1}' | grep "^$TOPO_PREFIX$TOPO_TAG-"); do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	done
+	for ns in $(ip netns list | awk '{print $1}' | grep "^$TOPO_PREFIX$TOPO_TAG-"); do
+		ip netns del "$ns"
+	done
+	if [[ -f /run/xlb-topo/$TOPO_TAG/pins ]]; then
+		while read -r pin; do
+			[[ $pin == xlb_* ]] && rm -f "$TOPO_DEFAULT_PINS/$pin"
+		done <"/run/xlb-topo/$TOPO_TAG/pins"
+	fi
+	for m in /run/xlb-topo/"$TOPO_TAG"/bpffs-*; do
+		[[ -d $m ]] || continue
+		mount | grep -q " $m type bpf" && umount "$m"
+		rmdir "$m"
+	done
+	rm -f "/run/xlb-topo/$TOPO_TAG/pins"
+	rmdir "/run/xlb-topo/$TOPO_TAG" 2>/dev/null
+	rmdir /run/xlb-topo 2>/dev/null
+	return 0
+}
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	set -uo pipefail
+	case ${1:-} in
+	up)
+		topo_up || { topo_down; exit 1; }
+		for ((j = 1; j <= TOPO_BALANCERS; j++)); do topo_attach $j || exit 1; done
+		echo "tag $TOPO_TAG: namespaces $(ip netns list | awk '{print $1}' | grep "^$TOPO_PREFIX$TOPO_TAG-" | tr '\n' ' ')"
+		echo "xlb of lb1:   nsenter --net=/run/netns/${TOPO_NS_LB[1]} $TOPO_BUILD/xlb --pin-dir $(topo_pin_dir 1) show"
+		echo "remove with:  TOPO_PIN=$TOPO_PIN $0 down $TOPO_TAG" ;;
+	down)
+		[[ -n ${2:-} ]] || { echo "usage: $0 down TAG" >&2; exit 2; }
+		TOPO_TAG=$2 topo_down ;;
+	*)
+		echo "usage: $0 up | down TAG   (TOPO_* variables: see the header)" >&2
+		exit 2 ;;
+	esac
+fi
