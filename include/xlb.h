@@ -169,6 +169,7 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_counter) == 16, "xlb_counter layout");
 	X(DROP_FIB_FAILED,	"drop_fib_failed")			\
 	X(DROP_ENCAP_FAILED,	"drop_encap_failed")			\
 	X(DROP_NO_CONFIG,	"drop_no_config")			\
+	X(DROP_NO_SOURCE,	"drop_no_source")			\
 	X(CT_HIT,		"ct_hit")				\
 	X(CT_MISS,		"ct_miss")				\
 	X(CT_INSERT,		"ct_insert")				\
