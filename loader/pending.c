@@ -14,11 +14,4 @@ int fn(int argc, char **argv)					\
 
 PENDING(do_table, "table")
 PENDING(do_replay, "replay")
-PENDING(do_attach, "attach")
-PENDING(do_detach, "detach")
-PENDING(do_vip, "vip")
-PENDING(do_backend, "backend")
-PENDING(do_config, "config")
-PENDING(do_show, "show")
-PENDING(do_stats, "stats")
 PENDING(do_apply, "apply")

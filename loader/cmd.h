@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Helpers shared by the `xlb OBJECT VERB ...` commands: arguments, output. */
+#ifndef XLB_CMD_H
+#define XLB_CMD_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "xlb.h"
+
+/* Is the verb one of the ways of asking for help? */
+bool xlb_is_help(const char *verb);
+
+/*
+ * Take "--name VALUE" or "--name=VALUE" out of argv (up to *argc): returns
+ * 1 and sets *value when present, 0 when absent, -EINVAL after p_err()
+ * when the value is missing or the option is given twice.
+ */
+int xlb_take_opt(int *argc, char **argv, const char *name, const char **value);
+
+/* Take a flag "--name": 1 when present, 0 when not. */
+int xlb_take_flag(int *argc, char **argv, const char *name);
+
+/* Expect exactly n positional arguments; otherwise p_err() naming the
+ * extra or missing one with the usage line, and -EINVAL. */
+int xlb_expect_args(int argc, char **argv, int n, const char *usage);
+
+/* Parse a VIP / an address / a weight given on the command line; on
+ * error p_err() names the argument and the problem. 0 or -EINVAL. */
+int xlb_vip_arg(const char *arg, struct xlb_vip_key *key);
+int xlb_addr_arg(const char *arg, __be32 addr[4], __u8 *family);
+int xlb_weight_arg(const char *arg, __u32 *weight);
+
+/* Print a JSON value on one line (slashes unescaped: VIPs are
+ * "192.0.2.10:80/tcp") and release it. */
+struct json_object;
+void xlb_json_print(struct json_object *o);
+
+#endif /* XLB_CMD_H */

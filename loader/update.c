@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Changing an instance in a kill-safe order (see update.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "addr.h"
+#include "cli.h"
+#include "update.h"
+
+struct xlb_table_timing xlb_last_table_timing;
+bool xlb_time_tables;
+
+static int zero_counter(int fd, __u32 id)
+{
+	static void *zeros;
+	int ncpu;
+
+	if (!zeros) {
+		ncpu = libbpf_num_possible_cpus();
+		if (ncpu < 0)
+			return ncpu;
+		zeros = calloc(ncpu, sizeof(struct xlb_counter));
+		if (!zeros)
+			return -ENOMEM;
+	}
+	return xlb_map_update(fd, &id, zeros, 0);
+}
+
+static int write_backend(struct xlb_instance *inst, struct xlb_state *st,
+			 __u32 id, const struct xlb_backend *b)
+{
+	int err = xlb_map_update(inst->backends_fd, &id, b, 0);
+
+	if (err) {
+		p_err("cannot write backend record %u in %s/%s: %s", id,
+		      inst->dir, XLB_MAP_BACKENDS, strerror(-err));
+		return err;
+	}
+	st->backends[id] = *b;
+	return 0;
+}
+
+/* The record keeps its gen, so the slot's next backend gets a new one. */
+static int free_backend(struct xlb_instance *inst, struct xlb_state *st,
+			__u32 id)
+{
+	struct xlb_backend b = { .gen = st->backends[id].gen };
+
+	return write_backend(inst, st, id, &b);
+}
+
+static int alloc_backend(struct xlb_instance *inst, struct xlb_state *st,
+			 __u32 vip_id, const struct xlb_want *w)
+{
+	struct xlb_backend b = {
+		.vip_id = vip_id,
+		.weight = w->weight,
+		.family = w->family,
+		.flags = XLB_BE_F_IN_USE,
+	};
+	int id, err;
+
+	id = xlb_state_alloc_backend_id(st);
+	if (id < 0) {
+		p_err("no free backend record (limit %d)", XLB_BACKEND_IDS);
+		return id;
+	}
+	memcpy(b.addr, w->addr, sizeof(b.addr));
+	b.gen = st->backends[id].gen + 1;
+	/* A new backend starts from zero, not from its slot's last user. */
+	err = zero_counter(inst->backend_stats_fd, id);
+	if (err) {
+		p_err("cannot reset counters of backend %d: %s", id,
+		      strerror(-err));
+		return err;
+	}
+	return write_backend(inst, st, id, &b);
+}
+
+static int write_vip(struct xlb_instance *inst, const struct xlb_state_vip *v,
+		     __u64 flags)
+{
+	char name[XLB_VIP_STRLEN];
+	int err = xlb_map_update(inst->vips_fd, &v->key, &v->vip, flags);
+
+	if (err)
+		p_err("cannot write VIP %s in %s/%s: %s",
+		      xlb_vip_str(&v->key, name, sizeof(name)), inst->dir,
+		      XLB_MAP_VIPS, strerror(-err));
+	return err;
+}
+
+/* Compute the table the records of vip_id ask for and swap it in. */
+static int install_table(struct xlb_instance *inst, struct xlb_state *st,
+			 const struct xlb_vip_key *key, __u32 vip_id, __u32 m)
+{
+	struct xlb_table_timing *t = &xlb_last_table_timing;
+	char name[XLB_VIP_STRLEN];
+	double t0, t1, t2, live;
+	__u32 *slots;
+	int err;
+
+	xlb_vip_str(key, name, sizeof(name));
+	slots = malloc((size_t)m * sizeof(*slots));
+	if (!slots) {
+		p_err("out of memory for a table of %u slots", m);
+		return -ENOMEM;
+	}
+	t0 = xlb_now_us();
+	err = xlb_state_table_build(st, vip_id, m, slots);
+	t1 = xlb_now_us();
+	if (err) {
+		p_err("cannot compute the table of %s: %s", name,
+		      strerror(-err));
+		goto out;
+	}
+	err = xlb_map_install_table(inst->tables_fd, vip_id, slots, m,
+				    xlb_opts.verbose || xlb_time_tables ?
+				    &live : NULL);
+	t2 = xlb_now_us();
+	if (err) {
+		p_err("cannot install the table of %s in %s/%s: %s", name,
+		      inst->dir, XLB_MAP_TABLES, strerror(-err));
+		goto out;
+	}
+	if (!xlb_opts.verbose && !xlb_time_tables)
+		goto out;
+	t->build_us = t1 - t0;
+	t->live_us = live - t1;
+	t->return_us = t2 - t1;
+	t->since_start_us = t->live_us + t1 - (xlb_now_us() - xlb_elapsed_us());
+	if (xlb_opts.verbose)
+		p_info("xlb: %s: table of %u slots computed in %.3f ms, live %.3f ms later, %.3f ms after command start (update returned after %.3f ms: the kernel waits for packets on the old table)",
+		       name, m, t->build_us / 1e3, t->live_us / 1e3,
+		       t->since_start_us / 1e3, t->return_us / 1e3);
+out:
+	free(slots);
+	return err;
+}
+
+/* Free the records of vip_id: all of them, or those marked REMOVED. */
+static int free_backends_of(struct xlb_instance *inst, struct xlb_state *st,
+			    __u32 vip_id, bool removed_only)
+{
+	struct xlb_backend *b;
+	__u32 i;
+	int err;
+
+	for (i = 1; i < XLB_MAX_BACKENDS; i++) {
+		b = &st->backends[i];
+		if (!(b->flags & XLB_BE_F_IN_USE) || b->vip_id != vip_id)
+			continue;
+		if (removed_only && !(b->flags & XLB_BE_F_REMOVED))
+			continue;
+		err = free_backend(inst, st, i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Roll a VIP left DIRTY forward: its records are what was wanted. */
+static int finish_vip(struct xlb_instance *inst, struct xlb_state *st,
+		      struct xlb_state_vip *v)
+{
+	char name[XLB_VIP_STRLEN];
+	int err;
+
+	p_info("xlb: %s: finishing a change that was interrupted",
+	       xlb_vip_str(&v->key, name, sizeof(name)));
+	err = install_table(inst, st, &v->key, v->vip.id, v->vip.table_size);
+	if (!err)
+		err = free_backends_of(inst, st, v->vip.id, true);
+	if (err)
+		return err;
+	v->vip.flags &= ~XLB_VIP_F_DIRTY;
+	return write_vip(inst, v, BPF_EXIST);
+}
+
+/* Leftovers of interrupted commands: records and tables of ids no VIP
+ * holds, REMOVED records of clean VIPs. */
+static int free_leftovers(struct xlb_instance *inst, struct xlb_state *st)
+{
+	bool held[XLB_MAX_VIPS] = {};
+	struct xlb_backend *b;
+	__u32 i, inner_id;
+	int err;
+
+	for (i = 0; i < st->n_vips; i++)
+		if (st->vips[i].vip.id < XLB_MAX_VIPS)
+			held[st->vips[i].vip.id] = true;
+	for (i = 1; i < XLB_MAX_BACKENDS; i++) {
+		b = &st->backends[i];
+		if (!(b->flags & XLB_BE_F_IN_USE))
+			continue;
+		if (b->vip_id < XLB_MAX_VIPS && held[b->vip_id] &&
+		    !(b->flags & XLB_BE_F_REMOVED))
+			continue;
+		err = free_backend(inst, st, i);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < XLB_MAX_VIPS; i++) {
+		if (held[i] || bpf_map_lookup_elem(inst->tables_fd, &i, &inner_id))
+			continue;
+		err = xlb_map_delete(inst->tables_fd, &i);
+		if (err && err != -ENOENT) {
+			p_err("cannot delete table %u in %s/%s: %s", i,
+			      inst->dir, XLB_MAP_TABLES, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int xlb_update_begin(struct xlb_instance *inst, struct xlb_state **out,
+		     bool seed_given)
+{
+	struct xlb_state *st;
+	struct xlb_config cfg;
+	__u32 i;
+	int err;
+
+	err = xlb_state_read(inst, &st);
+	if (err)
+		return err;
+	for (i = 0; i < st->n_vips; i++) {
+		if (!(st->vips[i].vip.flags & XLB_VIP_F_DIRTY))
+			continue;
+		err = finish_vip(inst, st, &st->vips[i]);
+		if (err)
+			goto fail;
+	}
+	err = free_leftovers(inst, st);
+	if (err)
+		goto fail;
+	if (!seed_given && !(st->config.flags & XLB_CFG_F_INITIALIZED)) {
+		cfg = st->config;
+		if (getrandom(cfg.hash_key, sizeof(cfg.hash_key), 0) !=
+		    sizeof(cfg.hash_key)) {
+			err = -errno;
+			p_err("cannot get a random seed: %s", strerror(errno));
+			goto fail;
+		}
+		cfg.flags |= XLB_CFG_F_INITIALIZED;
+		err = xlb_config_write(inst, st, &cfg);
+		if (err)
+			goto fail;
+	}
+	*out = st;
+	return 0;
+fail:
+	xlb_state_free(st);
+	return err;
+}
+
+int xlb_update_open(struct xlb_instance *inst, struct xlb_state **st,
+		    bool seed_given)
+{
+	int err;
+
+	*st = NULL;
+	err = xlb_instance_open(inst, xlb_opts.pin_dir, XLB_LOCK_WRITE);
+	if (err)
+		return err;
+	err = xlb_update_begin(inst, st, seed_given);
+	if (err)
+		xlb_instance_close(inst);
+	return err;
+}
+
+void xlb_update_close(struct xlb_instance *inst, struct xlb_state *st)
+{
+	xlb_state_free(st);
+	xlb_instance_close(inst);
+}
+
+size_t xlb_vip_wants(const struct xlb_state *st, __u32 vip_id,
+		     struct xlb_want *want)
+{
+	static __u32 ids[XLB_MAX_BACKENDS];
+	const struct xlb_backend *b;
+	size_t n, i;
+
+	n = xlb_state_vip_backends(st, vip_id, ids);
+	for (i = 0; i < n; i++) {
+		b = &st->backends[ids[i]];
+		memcpy(want[i].addr, b->addr, sizeof(want[i].addr));
+		want[i].family = b->family;
+		want[i].weight = b->weight;
+	}
+	return n;
+}
+
+static bool want_has(const struct xlb_want *want, size_t n,
+		     const struct xlb_backend *b, __u32 *weight)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (want[i].family == b->family &&
+		    !memcmp(want[i].addr, b->addr, sizeof(b->addr))) {
+			*weight = want[i].weight;
+			return true;
+		}
+	}
+	return false;
+}
+
+void xlb_vip_diff(const struct xlb_state *st, const struct xlb_vip_key *key,
+		  __u32 m, const struct xlb_want *want, size_t n,
+		  struct xlb_vip_diff *d)
+{
+	static __u32 ids[XLB_MAX_BACKENDS];
+	const struct xlb_state_vip *v;
+	__u32 weight;
+	size_t i, k;
+
+	memset(d, 0, sizeof(*d));
+	v = xlb_state_vip_find((struct xlb_state *)st, key);
+	d->rebuild = true;
+	d->adds = n;
+	if (!v)
+		return;
+	d->exists = true;
+	k = xlb_state_vip_backends(st, v->vip.id, ids);
+	d->old_backends = k;
+	if (v->vip.table_size != m) {
+		d->removes = k;
+		return;
+	}
+	d->rebuild = false;
+	for (i = 0; i < k; i++) {
+		const struct xlb_backend *b = &st->backends[ids[i]];
+
+		if (!want_has(want, n, b, &weight))
+			d->removes++;
+		else if (weight != b->weight)
+			d->reweights++;
+	}
+	d->adds = n - (k - d->removes);
+}
+
+static int want_cmp(const void *a, const void *b)
+{
+	const struct xlb_want *x = a, *y = b;
+
+	if (x->family != y->family)
+		return x->family - y->family;
+	return memcmp(x->addr, y->addr, sizeof(x->addr));
+}
+
+int xlb_vip_check(const struct xlb_state *st, const struct xlb_vip_key *key,
+		  __u32 m, const struct xlb_want *want, size_t n,
+		  size_t vips_free, size_t ids_free, const char *what)
+{
+	char a[XLB_ADDR_STRLEN];
+	struct xlb_vip_diff d;
+	struct xlb_want *sorted;
+	const char *why;
+	size_t i;
+
+	if (xlb_table_size_check(m, &why)) {
+		p_err("%s: %s", what, why);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		if (want[i].family != key->family) {
+			p_err("%s: backend %s is %s but the VIP is %s: a VIP's backends share its address family",
+			      what, xlb_addr_str(want[i].addr, want[i].family,
+						 a, sizeof(a)),
+			      want[i].family == XLB_AF_INET ? "IPv4" : "IPv6",
+			      key->family == XLB_AF_INET ? "IPv4" : "IPv6");
+			return -EINVAL;
+		}
+		if (want[i].weight > XLB_MAX_WEIGHT) {
+			p_err("%s: weight %u too large (0-%d)", what,
+			      want[i].weight, XLB_MAX_WEIGHT);
+			return -EINVAL;
+		}
+	}
+	sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	if (!sorted) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	memcpy(sorted, want, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), want_cmp);
+	for (i = 1; i < n; i++) {
+		if (!want_cmp(&sorted[i - 1], &sorted[i])) {
+			p_err("%s: duplicate backend %s", what,
+			      xlb_addr_str(sorted[i].addr, sorted[i].family,
+					   a, sizeof(a)));
+			free(sorted);
+			return -EINVAL;
+		}
+	}
+	free(sorted);
+	if (n > m) {
+		p_err("%s: %zu backends do not fit a table of %u slots (at most one backend per slot)",
+		      what, n, m);
+		return -EINVAL;
+	}
+	xlb_vip_diff(st, key, m, want, n, &d);
+	if (d.rebuild && !vips_free) {
+		p_err(d.exists ?
+		      "%s: changing the table size needs a spare VIP id, and all %d are in use" :
+		      "%s: too many VIPs (limit %d)", what, XLB_MAX_VIPS);
+		return -EINVAL;
+	}
+	if (d.adds > ids_free) {
+		p_err("%s: too many backends: %zu more needed, %zu free (limit %d over all VIPs)",
+		      what, d.adds, ids_free, XLB_BACKEND_IDS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A VIP from scratch under a new id; the key is inserted, or switched
+ * from the old id, last. */
+static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
+		     const struct xlb_vip_key *key, __u32 m,
+		     const struct xlb_want *want, size_t n)
+{
+	struct xlb_state_vip nv = { .key = *key }, *old;
+	__u32 old_id;
+	size_t i;
+	int id, err;
+
+	id = xlb_state_alloc_vip_id(st);
+	if (id < 0) {
+		p_err("too many VIPs (limit %d)", XLB_MAX_VIPS);
+		return id;
+	}
+	nv.vip.id = id;
+	nv.vip.table_size = m;
+	err = zero_counter(inst->vip_stats_fd, id);
+	if (err) {
+		p_err("cannot reset counters of VIP id %d: %s", id,
+		      strerror(-err));
+		return err;
+	}
+	for (i = 0; i < n; i++) {
+		err = alloc_backend(inst, st, id, &want[i]);
+		if (err)
+			return err;
+	}
+	err = install_table(inst, st, key, id, m);
+	if (err)
+		return err;
+
+	old = xlb_state_vip_find(st, key);
+	if (!old) {
+		err = write_vip(inst, &nv, BPF_NOEXIST);
+		if (!err)
+			err = xlb_state_vip_insert(st, &nv);
+		return err;
+	}
+	old_id = old->vip.id;
+	err = write_vip(inst, &nv, BPF_EXIST);
+	if (err)
+		return err;
+	old->vip = nv.vip;
+	err = xlb_map_delete(inst->tables_fd, &old_id);
+	if (err && err != -ENOENT) {
+		p_err("cannot delete table %u in %s/%s: %s", old_id, inst->dir,
+		      XLB_MAP_TABLES, strerror(-err));
+		return err;
+	}
+	return free_backends_of(inst, st, old_id, false);
+}
+
+/* Same table size: write only the records that change, then the table. */
+static int vip_modify(struct xlb_instance *inst, struct xlb_state *st,
+		      struct xlb_state_vip *v, const struct xlb_want *want,
+		      size_t n)
+{
+	static __u32 ids[XLB_MAX_BACKENDS];
+	struct xlb_backend b;
+	__u32 weight, id;
+	size_t i, k;
+	int err;
+
+	v->vip.flags |= XLB_VIP_F_DIRTY;
+	err = write_vip(inst, v, BPF_EXIST);
+	if (err)
+		return err;
+
+	k = xlb_state_vip_backends(st, v->vip.id, ids);
+	for (i = 0; i < n; i++) {
+		id = xlb_state_backend_find(st, v->vip.id, want[i].addr,
+					    want[i].family);
+		err = 0;
+		if (!id) {
+			err = alloc_backend(inst, st, v->vip.id, &want[i]);
+		} else if (st->backends[id].weight != want[i].weight) {
+			b = st->backends[id];
+			b.weight = want[i].weight;
+			err = write_backend(inst, st, id, &b);
+		}
+		if (err)
+			return err;
+	}
+	for (i = 0; i < k; i++) {
+		b = st->backends[ids[i]];
+		if (want_has(want, n, &b, &weight))
+			continue;
+		b.flags |= XLB_BE_F_REMOVED;
+		err = write_backend(inst, st, ids[i], &b);
+		if (err)
+			return err;
+	}
+
+	err = install_table(inst, st, &v->key, v->vip.id, v->vip.table_size);
+	if (!err)
+		err = free_backends_of(inst, st, v->vip.id, true);
+	if (err)
+		return err;
+	v->vip.flags &= ~XLB_VIP_F_DIRTY;
+	return write_vip(inst, v, BPF_EXIST);
+}
+
+int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
+		     const struct xlb_vip_key *key, __u32 m,
+		     const struct xlb_want *want, size_t n)
+{
+	struct xlb_vip_diff d;
+
+	xlb_vip_diff(st, key, m, want, n, &d);
+	if (d.rebuild)
+		return vip_build(inst, st, key, m, want, n);
+	if (!d.adds && !d.reweights && !d.removes)
+		return 0;
+	return vip_modify(inst, st, xlb_state_vip_find(st, key), want, n);
+}
+
+int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
+		   const struct xlb_vip_key *key)
+{
+	struct xlb_state_vip *v = xlb_state_vip_find(st, key);
+	char name[XLB_VIP_STRLEN];
+	__u32 id;
+	int err;
+
+	xlb_vip_str(key, name, sizeof(name));
+	if (!v) {
+		p_err("no VIP %s", name);
+		return -ENOENT;
+	}
+	id = v->vip.id;
+	err = xlb_map_delete(inst->vips_fd, key);
+	if (err) {
+		p_err("cannot delete VIP %s from %s/%s: %s", name, inst->dir,
+		      XLB_MAP_VIPS, strerror(-err));
+		return err;
+	}
+	xlb_state_vip_erase(st, key);
+	err = xlb_map_delete(inst->tables_fd, &id);
+	if (err && err != -ENOENT) {
+		p_err("cannot delete table %u in %s/%s: %s", id, inst->dir,
+		      XLB_MAP_TABLES, strerror(-err));
+		return err;
+	}
+	return free_backends_of(inst, st, id, false);
+}
+
+int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
+		     const struct xlb_config *cfg)
+{
+	__u32 zero = 0;
+	int err;
+
+	if (!memcmp(cfg, &st->config, sizeof(*cfg)))
+		return 0;
+	err = xlb_map_update(inst->config_fd, &zero, cfg, 0);
+	if (err) {
+		p_err("cannot write %s/%s: %s", inst->dir, XLB_MAP_CONFIG,
+		      strerror(-err));
+		return err;
+	}
+	st->config = *cfg;
+	return 0;
+}
+
+size_t xlb_vips_free(const struct xlb_state *st)
+{
+	return XLB_MAX_VIPS - st->n_vips;
+}
+
+size_t xlb_backend_ids_free(const struct xlb_state *st)
+{
+	return XLB_BACKEND_IDS - xlb_state_backends_in_use(st);
+}
