@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * gentrace: write a synthetic capture for replay tests.
+ *
+ *   gentrace -n FLOWS -o FILE [-s SEED] [--ipv6 FRACTION] [--udp FRACTION]
+ *            [--zipf S] [--max-packets K] [--link TYPE] [--flows-out FILE]
+ *
+ * FLOWS distinct connections (distinct also once addressed to one VIP:
+ * client address and port, protocol and server port differ), IPv4 and
+ * IPv6, TCP and UDP, each with a number of packets drawn from a Zipf
+ * distribution over 1..K, both directions, interleaved in time. TCP flows
+ * open with a SYN; a few lose it and start at the SYN-ACK, a few start in
+ * mid-stream, so readers must find the client without guessing from
+ * ports. Only the headers are captured; the wire length is the full
+ * packet's. --flows-out lists every flow as the generator made it, for
+ * tests to compare with what a reader finds.
+ *
+ * Link types: ether (default), vlan, qinq, sll, sll2, raw, null, loop.
+ * Addresses: clients 198.51.100.0/24, 203.0.113.0/24, 2001:db8:c::/48;
+ * servers 192.0.2.0/24, 2001:db8:5::/64.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pcap/pcap.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow_hash.h"
+
+struct gen_flow {
+	struct xlb_flow tuple;	/* client -> server */
+	__u32 packets;
+	__u64 bytes;
+	__u64 start_us;
+	__u8 opening;		/* enum opening */
+};
+
+enum opening {
+	OPEN_SYN,		/* SYN, SYN-ACK, data ... */
+	OPEN_SYNACK,		/* the SYN was not captured */
+	OPEN_MIDSTREAM,		/* the capture starts with data */
+	OPEN_UDP,
+};
+
+struct event {
+	__u64 t_us;
+	__u32 flow;
+	__u32 seq;		/* packet number within the flow */
+};
+
+struct link {
+	const char *name;
+	int dlt;
+};
+
+static const struct link links[] = {
+	{ "ether", DLT_EN10MB }, { "vlan", DLT_EN10MB }, { "qinq", DLT_EN10MB },
+	{ "sll", DLT_LINUX_SLL }, { "sll2", DLT_LINUX_SLL2 },
+	{ "raw", DLT_RAW }, { "null", DLT_NULL }, { "loop", DLT_LOOP },
+};
+
+static __u64 rng_state;
+
+static __u64 rnd(void)
+{
+	__u64 z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static __u32 rnd_below(__u32 n)
+{
+	return (__u32)(((unsigned __int128)rnd() * n) >> 64);
+}
+
+static double rnd_unit(void)
+{
+	return (rnd() >> 11) * 0x1.0p-53;
+}
+
+/* Zipf over 1..k by inverse transform on a cumulative table. */
+static double *zipf_table(double s, __u32 k)
+{
+	double *cdf = calloc(k, sizeof(*cdf)), sum = 0;
+	__u32 i;
+
+	if (!cdf)
+		return NULL;
+	for (i = 0; i < k; i++)
+		cdf[i] = (sum += pow(i + 1, -s));
+	for (i = 0; i < k; i++)
+		cdf[i] /= sum;
+	return cdf;
+}
+
+static __u32 zipf_draw(const double *cdf, __u32 k)
+{
+	double u = rnd_unit();
+	__u32 lo = 0, hi = k - 1;
+
+	while (lo < hi) {
+		__u32 mid = (lo + hi) / 2;
+
+		if (cdf[mid] < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo + 1;
+}
+
+static void random_flow(struct gen_flow *f, double ipv6, double udp)
+{
+	static const __u16 tcp_ports[] = { 443, 443, 443, 80 };
+	static const __u16 udp_ports[] = { 53, 443, 123 };
+	bool v6 = rnd_unit() < ipv6;
+
+	memset(f, 0, sizeof(*f));
+	f->tuple.family = v6 ? XLB_AF_INET6 : XLB_AF_INET;
+	f->tuple.proto = rnd_unit() < udp ? IPPROTO_UDP : IPPROTO_TCP;
+	if (v6) {
+		__u64 host = rnd();
+
+		inet_pton(AF_INET6, "2001:db8:c::", f->tuple.src);
+		memcpy(&f->tuple.src[2], &host, 8);
+		inet_pton(AF_INET6, "2001:db8:5::1", f->tuple.dst);
+		((__u8 *)f->tuple.dst)[15] = 1 + rnd_below(16);
+	} else {
+		__u8 *s = (__u8 *)f->tuple.src, *d = (__u8 *)f->tuple.dst;
+
+		inet_pton(AF_INET, rnd_below(2) ? "198.51.100.0" : "203.0.113.0", s);
+		s[3] = 1 + rnd_below(254);
+		inet_pton(AF_INET, "192.0.2.0", d);
+		d[3] = 100 + rnd_below(16);
+	}
+	f->tuple.sport = htons(1024 + rnd_below(65536 - 1024));
+	if (f->tuple.proto == IPPROTO_UDP) {
+		f->tuple.dport = htons(udp_ports[rnd_below(3)]);
+		f->opening = OPEN_UDP;
+	} else {
+		double u = rnd_unit();
+
+		f->tuple.dport = htons(tcp_ports[rnd_below(4)]);
+		f->opening = u < 0.03 ? OPEN_SYNACK :
+			     u < 0.06 ? OPEN_MIDSTREAM : OPEN_SYN;
+	}
+}
+
+/* What a flow is once addressed to a VIP: everything but the server's
+ * address. Generated flows must differ there too. */
+static __u64 vip_key(const struct gen_flow *f)
+{
+	static const __u64 k[2] = { 1, 2 };
+	struct xlb_flow t = f->tuple;
+
+	memset(t.dst, 0, sizeof(t.dst));
+	return xlb_flow_hash(&t, k);
+}
+
+/* Insert key into an open-addressing set; false when already there. */
+static bool set_add(__u64 *set, size_t size, __u64 key)
+{
+	size_t s = key & (size - 1);
+
+	key |= 1;	/* 0 marks an empty slot */
+	for (; set[s]; s = (s + 1) & (size - 1))
+		if (set[s] == key)
+			return false;
+	set[s] = key;
+	return true;
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct event *x = a, *y = b;
+
+	if (x->t_us != y->t_us)
+		return x->t_us < y->t_us ? -1 : 1;
+	if (x->flow != y->flow)
+		return x->flow < y->flow ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void put16(__u8 *p, __u16 v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+/* The link header for a packet of family v6; returns its length. */
+static size_t link_header(const char *link, __u8 *p, bool v6, bool from_client)
+{
+	__u16 type = v6 ? 0x86dd : 0x0800;
+	size_t n = 0;
+	__u32 af;
+
+	if (!strcmp(link, "raw"))
+		return 0;
+	if (!strcmp(link, "null") || !strcmp(link, "loop")) {
+		/* DLT_NULL: the writing host's order (AF_INET6 of macOS);
+		 * DLT_LOOP: network order (AF_INET6 of OpenBSD). */
+		bool null = !strcmp(link, "null");
+
+		af = v6 ? (null ? 30 : 24) : 2;
+		if (!null)
+			af = htonl(af);
+		memcpy(p, &af, 4);
+		return 4;
+	}
+	if (!strcmp(link, "sll")) {
+		memset(p, 0, 16);
+		put16(p, from_client ? 0 : 4);
+		put16(p + 2, 1);
+		put16(p + 4, 6);
+		p[6] = 0x02;
+		p[11] = from_client ? 1 : 2;
+		put16(p + 14, type);
+		return 16;
+	}
+	if (!strcmp(link, "sll2")) {
+		memset(p, 0, 20);
+		put16(p, type);
+		p[7] = 2;		/* ifindex */
+		put16(p + 8, 1);
+		p[10] = from_client ? 0 : 4;
+		p[11] = 6;
+		p[12] = 0x02;
+		p[17] = from_client ? 1 : 2;
+		return 20;
+	}
+	/* Ethernet, with 0, 1 or 2 VLAN tags. */
+	memset(p, 0, 12);
+	p[0] = p[6] = 0x02;
+	p[5] = from_client ? 2 : 1;
+	p[11] = from_client ? 1 : 2;
+	n = 12;
+	if (!strcmp(link, "qinq")) {
+		put16(p + n, 0x88a8);
+		put16(p + n + 2, 10);
+		n += 4;
+	}
+	if (!strcmp(link, "vlan") || !strcmp(link, "qinq")) {
+		put16(p + n, 0x8100);
+		put16(p + n + 2, 100);
+		n += 4;
+	}
+	put16(p + n, type);
+	return n + 2;
+}
+
+/* Flags of TCP packet seq of a flow, and who sends it. */
+static __u8 tcp_flags(const struct gen_flow *f, __u32 seq, bool *from_client)
+{
+	__u32 k = seq + (f->opening == OPEN_SYNACK ? 1 : 0);
+
+	if (f->opening == OPEN_MIDSTREAM) {
+		*from_client = !(seq & 1);
+		return 0x18;	/* PSH ACK */
+	}
+	*from_client = !(k & 1);
+	if (k == 0)
+		return 0x02;	/* SYN */
+	if (k == 1)
+		return 0x12;	/* SYN ACK */
+	return k == 2 ? 0x10 : 0x18;
+}
+
+/* Write one packet: headers captured, wire length with the payload. */
+static __u32 write_packet(pcap_dumper_t *d, const char *link,
+			  const struct gen_flow *f, __u32 seq, __u64 t_us)
+{
+	bool v6 = f->tuple.family == XLB_AF_INET6, from_client = true;
+	bool tcp = f->tuple.proto == IPPROTO_TCP;
+	struct pcap_pkthdr h = {};
+	__u8 buf[128], flags = 0;
+	__u32 payload, l4, ip;
+	const __be32 *src = f->tuple.src, *dst = f->tuple.dst;
+	__be16 sport = f->tuple.sport, dport = f->tuple.dport;
+	size_t off;
+	__u8 *p;
+
+	if (tcp)
+		flags = tcp_flags(f, seq, &from_client);
+	else
+		from_client = !(seq & 1);
+	if (!from_client) {
+		src = f->tuple.dst, dst = f->tuple.src;
+		sport = f->tuple.dport, dport = f->tuple.sport;
+	}
+	payload = tcp ? (flags & 0x08 ? 1 + rnd_below(1448) : 0) :
+			20 + rnd_below(1180);
+	l4 = (tcp ? 20 : 8) + payload;
+	off = link_header(link, buf, v6, from_client);
+	p = buf + off;
+	if (v6) {
+		memset(p, 0, 40);
+		p[0] = 0x60;
+		put16(p + 4, l4);
+		p[6] = f->tuple.proto;
+		p[7] = 64;
+		memcpy(p + 8, src, 16);
+		memcpy(p + 24, dst, 16);
+		ip = 40;
+	} else {
+		memset(p, 0, 20);
+		p[0] = 0x45;
+		put16(p + 2, 20 + l4);
+		p[6] = 0x40;	/* DF */
+		p[8] = 64;
+		p[9] = f->tuple.proto;
+		memcpy(p + 12, src, 4);
+		memcpy(p + 16, dst, 4);
+		ip = 20;
+	}
+	p += ip;
+	memset(p, 0, tcp ? 20 : 8);
+	memcpy(p, &sport, 2);
+	memcpy(p + 2, &dport, 2);
+	if (tcp) {
+		p[12] = 5 << 4;
+		p[13] = flags;
+	} else {
+		put16(p + 4, l4);
+	}
+	h.ts.tv_sec = t_us / 1000000;
+	h.ts.tv_usec = t_us % 1000000;
+	h.caplen = off + ip + (tcp ? 20 : 8);
+	h.len = h.caplen + payload;
+	pcap_dump((u_char *)d, &h, buf);
+	return h.len;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: gentrace -n FLOWS -o FILE [-s SEED] [--ipv6 FRACTION] "
+		"[--udp FRACTION]\n                [--zipf S] [--max-packets K] "
+		"[--link ether|vlan|qinq|sll|sll2|raw|null|loop]\n"
+		"                [--flows-out FILE]\n");
+}
+
+static int parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno || end == s || *end || *out < min || *out > max) {
+		fprintf(stderr, "gentrace: '%s' is not a number in [%g, %g]\n",
+			s, min, max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "flows", required_argument, NULL, 'n' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "ipv6", required_argument, NULL, '6' },
+		{ "udp", required_argument, NULL, 'u' },
+		{ "zipf", required_argument, NULL, 'z' },
+		{ "max-packets", required_argument, NULL, 'k' },
+		{ "link", required_argument, NULL, 'l' },
+		{ "flows-out", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	double ipv6 = 0.25, udp = 0.25, zipf = 2.0, v, *cdf = NULL;
+	const char *out = NULL, *flows_out = NULL, *link = "ether";
+	__u64 n_flows = 0, seed = 1, n_events = 0, *set = NULL;
+	struct gen_flow *flows = NULL;
+	struct event *events = NULL;
+	pcap_dumper_t *dumper = NULL;
+	__u32 max_packets = 1000;
+	pcap_t *dead = NULL;
+	size_t set_size, i, e;
+	int c, dlt = -1, rc = 1;
+	FILE *list = NULL;
+
+	while ((c = getopt_long(argc, argv, "n:o:s:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (parse_double(optarg, 1, 1e8, &v))
+				return 1;
+			n_flows = (__u64)v;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 's':
+			if (parse_double(optarg, 0, 1e18, &v))
+				return 1;
+			seed = (__u64)v;
+			break;
+		case '6':
+			if (parse_double(optarg, 0, 1, &ipv6))
+				return 1;
+			break;
+		case 'u':
+			if (parse_double(optarg, 0, 1, &udp))
+				return 1;
+			break;
+		case 'z':
+			if (parse_double(optarg, 0, 10, &zipf))
+				return 1;
+			break;
+		case 'k':
+			if (parse_double(optarg, 1, 1e6, &v))
+				return 1;
+			max_packets = (__u32)v;
+			break;
+		case 'l':
+			link = optarg;
+			break;
+		case 'f':
+			flows_out = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		if (!strcmp(link, links[i].name))
+			dlt = links[i].dlt;
+	if (!n_flows || !out || optind != argc || dlt < 0) {
+		usage(stderr);
+		return 1;
+	}
+	rng_state = seed;
+	cdf = zipf_table(zipf, max_packets);
+	flows = calloc(n_flows, sizeof(*flows));
+	for (set_size = 1024; set_size < 2 * n_flows; set_size *= 2)
+		;
+	set = calloc(set_size, sizeof(*set));
+	if (!cdf || !flows || !set)
+		goto oom;
+	for (i = 0; i < n_flows; i++) {
+		struct gen_flow *f = &flows[i];
+
+		do
+			random_flow(f, ipv6, udp);
+		while (!set_add(set, set_size, vip_key(f)));
+		f->packets = zipf_draw(cdf, max_packets);
+		f->start_us = rnd_below(60000000);
+		n_events += f->packets;
+	}
+	events = calloc(n_events, sizeof(*events));
+	if (!events)
+		goto oom;
+	for (i = 0, e = 0; i < n_flows; i++) {
+		__u64 t = flows[i].start_us;
+		__u32 s;
+
+		for (s = 0; s < flows[i].packets; s++, e++) {
+			events[e] = (struct event){ t, i, s };
+			t += 100 + rnd_below(20000);
+		}
+	}
+	qsort(events, n_events, sizeof(*events), cmp_event);
+
+	dead = pcap_open_dead(dlt, 65535);
+	dumper = dead ? pcap_dump_open(dead, out) : NULL;
+	if (!dumper) {
+		fprintf(stderr, "gentrace: %s: %s\n", out,
+			dead ? pcap_geterr(dead) : "cannot open");
+		goto cleanup;
+	}
+	for (e = 0; e < n_events; e++) {
+		struct gen_flow *f = &flows[events[e].flow];
+
+		f->bytes += write_packet(dumper, link, f, events[e].seq,
+					 events[e].t_us);
+	}
+	if (pcap_dump_flush(dumper)) {
+		fprintf(stderr, "gentrace: %s: write failed\n", out);
+		goto cleanup;
+	}
+	if (flows_out) {
+		list = fopen(flows_out, "w");
+		if (!list) {
+			fprintf(stderr, "gentrace: %s: %s\n", flows_out,
+				strerror(errno));
+			goto cleanup;
+		}
+		/* One flow a line: family proto client port server port
+		 * packets bytes. */
+		for (i = 0; i < n_flows; i++) {
+			const struct gen_flow *f = &flows[i];
+			int af = f->tuple.family == XLB_AF_INET6 ? AF_INET6 : AF_INET;
+			char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
+
+			inet_ntop(af, f->tuple.src, s, sizeof(s));
+			inet_ntop(af, f->tuple.dst, d, sizeof(d));
+			fprintf(list, "%u %u %s %u %s %u %u %llu\n",
+				f->tuple.family, f->tuple.proto, s,
+				ntohs(f->tuple.sport), d, ntohs(f->tuple.dport),
+				f->packets, (unsigned long long)f->bytes);
+		}
+		if (fclose(list)) {
+			fprintf(stderr, "gentrace: %s: write failed\n", flows_out);
+			list = NULL;
+			goto cleanup;
+		}
+		list = NULL;
+	}
+	rc = 0;
+	goto cleanup;
+oom:
+	fprintf(stderr, "gentrace: out of memory\n");
+cleanup:
+	if (dumper)
+		pcap_dump_close(dumper);
+	if (dead)
+		pcap_close(dead);
+	if (list)
+		fclose(list);
+	free(events);
+	free(set);
+	free(flows);
+	free(cdf);
+	if (rc)
+		remove(out);
+	return rc;
+}
