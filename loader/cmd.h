@@ -35,4 +35,8 @@ int xlb_weight_arg(const char *arg, __u32 *weight);
 struct json_object;
 void xlb_json_print(struct json_object *o);
 
+/* Is key one that `xlb show -j` prints about a VIP (backend: about a
+ * backend) as observed, not configured? `xlb apply` skips those. */
+bool xlb_show_observed(bool backend, const char *key);
+
 #endif /* XLB_CMD_H */

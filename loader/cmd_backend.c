@@ -113,6 +113,8 @@ static int backend_change(enum backend_op op, int argc, char **argv)
 	if (!err)
 		err = xlb_vip_converge(&inst, st, &key, v->vip.table_size,
 				       want, n);
+	if (!err && op == BACKEND_ADD)
+		xlb_note_sources(st, &w, 1);
 out:
 	xlb_update_close(&inst, st);
 out_free:

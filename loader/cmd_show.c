@@ -4,9 +4,8 @@
  * tables actually hold (slots per backend, read back from the kernel), with
  * a fingerprint per VIP to compare balancers.
  *
- * `xlb show -j` is accepted by `xlb apply`: what can be configured sits at
- * the top of each object, what is only observed goes in its "status"
- * object, which apply skips.
+ * `xlb show -j` is accepted by `xlb apply`, which skips the observed keys
+ * (xlb_show_observed()).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -73,12 +72,35 @@ static double share(const struct live_table *t, __u32 id)
 	return t->m ? (double)t->count[id] / t->m : 0;
 }
 
+/*
+ * What `xlb show -j` prints that is observed, not configured: `xlb apply`
+ * accepts show's output back and skips these keys (any other unknown key
+ * is an error there). A new observed field is added here.
+ */
+static const char *const observed_vip_keys[] = {
+	"id", "fingerprint", "slots_without_backend", "dirty", NULL,
+};
+static const char *const observed_backend_keys[] = {
+	"id", "gen", "slots", "share", "flows", NULL,
+};
+
+bool xlb_show_observed(bool backend, const char *key)
+{
+	const char *const *k = backend ? observed_backend_keys :
+					 observed_vip_keys;
+
+	for (; *k; k++)
+		if (!strcmp(*k, key))
+			return true;
+	return false;
+}
+
 static struct json_object *vip_json(const struct xlb_state *st,
 				    const struct xlb_state_vip *v,
 				    const struct live_table *t,
 				    const __u32 *ids, size_t n)
 {
-	struct json_object *o, *backends, *b, *status;
+	struct json_object *o, *backends, *b;
 	char text[XLB_VIP_STRLEN];
 	const struct xlb_backend *be;
 	size_t i;
@@ -96,30 +118,24 @@ static struct json_object *vip_json(const struct xlb_state *st,
 			xlb_addr_str(be->addr, be->family, text, sizeof(text))));
 		json_object_object_add(b, "weight",
 				       json_object_new_int64(be->weight));
-		status = json_object_new_object();
-		json_object_object_add(status, "id", json_object_new_int64(ids[i]));
-		json_object_object_add(status, "gen",
-				       json_object_new_int64(be->gen));
-		json_object_object_add(status, "slots",
+		json_object_object_add(b, "id", json_object_new_int64(ids[i]));
+		json_object_object_add(b, "gen", json_object_new_int64(be->gen));
+		json_object_object_add(b, "slots",
 				       json_object_new_int64(t->count[ids[i]]));
-		json_object_object_add(status, "share",
+		json_object_object_add(b, "share",
 				       json_object_new_double(share(t, ids[i])));
-		json_object_object_add(b, "status", status);
 		json_object_array_add(backends, b);
 	}
 	json_object_object_add(o, "backends", backends);
 
-	status = json_object_new_object();
-	json_object_object_add(status, "id", json_object_new_int64(v->vip.id));
-	json_object_object_add(status, "table", json_object_new_boolean(!!t->slots));
+	json_object_object_add(o, "id", json_object_new_int64(v->vip.id));
 	snprintf(text, sizeof(text), "%016" PRIx64, (uint64_t)t->fingerprint);
-	json_object_object_add(status, "fingerprint", t->slots ?
+	json_object_object_add(o, "fingerprint", t->slots ?
 			       json_object_new_string(text) : NULL);
-	json_object_object_add(status, "slots_without_backend",
+	json_object_object_add(o, "slots_without_backend",
 			       json_object_new_int64(t->unassigned));
-	json_object_object_add(status, "dirty", json_object_new_boolean(
+	json_object_object_add(o, "dirty", json_object_new_boolean(
 		!!(v->vip.flags & XLB_VIP_F_DIRTY)));
-	json_object_object_add(o, "status", status);
 	return o;
 }
 

@@ -155,7 +155,7 @@ static void print_json(const struct snapshot *snap)
 		json_object_object_add(reasons, reason_names[i],
 				       counter_json(&snap->reason[i], NULL, NULL));
 	json_object_object_add(o, "vips", vips);
-	json_object_object_add(o, "reasons", reasons);
+	json_object_object_add(o, "counters", reasons);
 	xlb_json_print(o);
 }
 

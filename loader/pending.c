@@ -14,4 +14,3 @@ int fn(int argc, char **argv)					\
 
 PENDING(do_table, "table")
 PENDING(do_replay, "replay")
-PENDING(do_apply, "apply")

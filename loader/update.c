@@ -369,14 +369,6 @@ int xlb_vip_check(const struct xlb_state *st, const struct xlb_vip_key *key,
 		return -EINVAL;
 	}
 	for (i = 0; i < n; i++) {
-		if (want[i].family != key->family) {
-			p_err("%s: backend %s is %s but the VIP is %s: a VIP's backends share its address family",
-			      what, xlb_addr_str(want[i].addr, want[i].family,
-						 a, sizeof(a)),
-			      want[i].family == XLB_AF_INET ? "IPv4" : "IPv6",
-			      key->family == XLB_AF_INET ? "IPv4" : "IPv6");
-			return -EINVAL;
-		}
 		if (want[i].weight > XLB_MAX_WEIGHT) {
 			p_err("%s: weight %u too large (0-%d)", what,
 			      want[i].weight, XLB_MAX_WEIGHT);
@@ -594,4 +586,24 @@ size_t xlb_vips_free(const struct xlb_state *st)
 size_t xlb_backend_ids_free(const struct xlb_state *st)
 {
 	return XLB_BACKEND_IDS - xlb_state_backends_in_use(st);
+}
+
+void xlb_note_sources(const struct xlb_state *st, const struct xlb_want *want,
+		      size_t n)
+{
+	static const __be32 none[4];
+	static bool said4, said6;	/* once per command */
+	bool need4 = false, need6 = false;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		need4 |= want[i].family == XLB_AF_INET && !said4;
+		need6 |= want[i].family == XLB_AF_INET6 && !said6;
+	}
+	said4 |= need4;
+	said6 |= need6;
+	if (need4 && !st->config.src4)
+		p_info("xlb: note: src4 is not set, so packets to IPv4 backends are dropped (drop_no_source): xlb config set src4 ADDR");
+	if (need6 && !memcmp(st->config.src6, none, sizeof(none)))
+		p_info("xlb: note: src6 is not set, so packets to IPv6 backends are dropped (drop_no_source): xlb config set src6 ADDR");
 }

@@ -86,7 +86,7 @@ void xlb_vip_diff(const struct xlb_state *st, const struct xlb_vip_key *key,
 		  struct xlb_vip_diff *d);
 
 /*
- * Check a wanted VIP before any write: families, duplicates, table size,
+ * Check a wanted VIP before any write: weights, duplicates, table size,
  * backends per table, and room for it in the maps given vips_free VIP ids
  * and ids_free backend ids. `what` prefixes the error (e.g. the file key).
  * Returns 0 or -EINVAL after p_err().
@@ -109,6 +109,11 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 /* Write the settings (one update) when they differ from the state's. */
 int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
 		     const struct xlb_config *cfg);
+
+/* A note on stderr when backends of a family are wanted but the outer
+ * source address of that family is not set. */
+void xlb_note_sources(const struct xlb_state *st, const struct xlb_want *want,
+		      size_t n);
 
 /* Free VIP ids and backend ids in the state. */
 size_t xlb_vips_free(const struct xlb_state *st);
