@@ -8,9 +8,11 @@
  *
  * One template would make one flow. So that a balancer sees many flows, the
  * program gives every frame the source address and port of a flow chosen
- * from a frame counter, and recomputes the checksums. The pool's frames keep
- * what the previous use wrote into them, so every field written here is
- * written whole, never adjusted relative to its old value.
+ * from a frame counter, and recomputes the checksums. The pool's pages are
+ * recycled with whatever the receiver left in them (a balancer that
+ * encapsulates writes its outer headers over the old Ethernet header; a
+ * reflector swaps the MAC addresses), so every frame gets all its headers
+ * written afresh from the template, never adjusted from what is there.
  *
  * Flow id -> source: the address varies fastest (src_first + id % naddrs),
  * then the port (sport_first + id / naddrs).
@@ -46,6 +48,11 @@ const volatile __u32 l4_csum_base;
 const volatile __u64 rate;
 /* Frames to send in all; 0: no limit. */
 const volatile __u64 limit;
+
+/* The template's headers, Ethernet to TCP or UDP, as xlb-gen built them
+ * (source address word, source port and checksums zero). */
+#define GEN_HDR_MAX	(ETH_HLEN + 40 + 20)
+__u8 tmpl[GEN_HDR_MAX];
 
 /* Frames sent; one test run executes on one CPU, and xlb-gen runs one test
  * run at a time, so plain increments are exact. */
@@ -84,6 +91,15 @@ static __always_inline int due(void)
 	return 1;
 }
 
+/* Copy the template's n header bytes over the frame's. */
+#define RESTORE_HEADERS(data, data_end, n)				\
+	({								\
+		int __ok = (data) + (n) <= (data_end);			\
+		if (__ok)						\
+			__builtin_memcpy((data), tmpl, (n));		\
+		__ok;							\
+	})
+
 static __always_inline __u16 csum_fold(__u32 sum)
 {
 	sum = (sum & 0xffff) + (sum >> 16);
@@ -101,6 +117,7 @@ int xlb_gen(struct xdp_md *ctx)
 	__be16 sport;
 	void *l4;
 	__u64 n;
+	int ok;
 
 	if (limit && frames >= limit)
 		return XDP_DROP;
@@ -120,6 +137,17 @@ int xlb_gen(struct xdp_md *ctx)
 	addr = bpf_htonl(src_first + id % naddrs);
 	sport = bpf_htons(sport_first + id / naddrs);
 	addr_sum = (addr & 0xffff) + (addr >> 16);
+
+	if (family == 4 && proto == IPPROTO_TCP)
+		ok = RESTORE_HEADERS(data, data_end, ETH_HLEN + 20 + 20);
+	else if (family == 4)
+		ok = RESTORE_HEADERS(data, data_end, ETH_HLEN + 20 + 8);
+	else if (proto == IPPROTO_TCP)
+		ok = RESTORE_HEADERS(data, data_end, ETH_HLEN + 40 + 20);
+	else
+		ok = RESTORE_HEADERS(data, data_end, ETH_HLEN + 40 + 8);
+	if (!ok)
+		return XDP_ABORTED;
 
 	if (family == 4) {
 		struct iphdr *ip = data + ETH_HLEN;

@@ -1,0 +1,303 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# End-to-end throughput: packets per second a balancer forwards between
+# veth links, for xlb in several configurations and for the fastest
+# possible forwarder (a MAC-swap XDP_TX reflector) in its place. Prints a
+# markdown section for BENCHMARKS.md on stdout, progress on stderr.
+#
+#   bench/throughput.sh [--quick] [--rounds N] [--seconds S] [--rate PPS]
+#
+#   --quick      one short round (the smoke test; figures mean little)
+#   --rounds N   rounds of every configuration, alternating (default 5)
+#   --seconds S  measured interval of each run (default 1.5)
+#   --rate PPS   offered load (default: as fast as xlb-gen goes)
+#
+# Topology, one network namespace per box:
+#
+#   gen ── g0r ═══ b0r ── ref      reflector: XDP_TX back to g0r
+#      └── g0x ═══ b0x ── lb ── b1x ═══ s0 ── sink
+#
+# xlb-gen (bench/xlb-gen.c) pushes TCP SYNs of many flows out of g0r or g0x
+# with BPF_PROG_TEST_RUN live frames. The reflector sends every frame back
+# out of the link it came in on (XDP_TX). xlb on b0x, like a balancer with
+# one interface, encapsulates to backends routed back out of b0x (XDP_TX,
+# the next hop being g0x); for a second VIP the backends are routed out of
+# b1x instead (XDP_REDIRECT, a balancer with two interfaces). Whatever
+# arrives at g0r, g0x or s0 is dropped by bpf/sink.bpf.c and counted by
+# veth (ethtool -S: xdp_drops): the forwarded rate is that count's growth
+# over the measured interval, after a warm-up. Every xlb configuration runs
+# on the same instance; the reflector has a namespace of its own so nothing
+# is reattached between runs.
+#
+# CPUs: the generator runs on CPU 0 (xlb-gen --cpu). A veth delivers to its peer
+# by scheduling the peer's NAPI on the sending CPU, so without more the
+# balancer would run in the generator's softirq on CPU 0. b0r and b0x get
+# threaded NAPI (/sys/class/net/DEV/threaded) and their NAPI threads are
+# pinned to CPU 1: the balancer's XDP program runs there, and so do the
+# sinks' programs, whose NAPI the balancer's transmit schedules on its own
+# CPU (both configurations pay that equally). Table updates in the
+# "table swaps" configuration run on CPU 0 beside the generator, so what
+# is measured is their effect on the datapath, not the loader's CPU time.
+set -uo pipefail
+
+# shellcheck source=../tests/lib.sh
+. "$(dirname "$0")/../tests/lib.sh"
+GEN=$BUILD/bench/xlb-gen
+
+rounds=5 seconds=1.5 warm=0.5 rate=0 quick=0
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	--quick) quick=1 rounds=1 seconds=0.3 warm=0.2 ;;
+	--rounds) rounds=${2:-}; shift ;;
+	--seconds) seconds=${2:-}; shift ;;
+	--rate) rate=${2:-}; shift ;;
+	-h|--help) sed -n '/^#   bench\/throughput.sh/,/^#   --rate/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "throughput.sh: unknown argument '$1' (see --help)" >&2; exit 1 ;;
+	esac
+	shift
+done
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "throughput.sh: --rounds: '$rounds' is not a positive number" >&2; exit 1; }
+[[ $seconds =~ ^[0-9]+(\.[0-9]+)?$ ]] && (( $(echo "$seconds > 0" | bc) )) ||
+	{ echo "throughput.sh: --seconds: '$seconds' is not a positive number" >&2; exit 1; }
+[[ $rate =~ ^[0-9]+$ ]] || { echo "throughput.sh: --rate: '$rate' is not a whole number" >&2; exit 1; }
+
+log() { echo "throughput: $*" >&2; }
+die() { echo "throughput.sh: $*" >&2; exit 1; }
+
+[[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, XDP)"
+for f in "$GEN" "$XLB" "$BUILD/reflector.bpf.o" "$BUILD/sink.bpf.o"; do
+	[[ -e $f ]] || die "$f is missing: run make first"
+done
+(( $(nproc) >= 2 )) || die "needs two CPUs (generator and balancer apart)"
+tl_bpffs
+
+# Unique names: namespaces through tests/lib.sh; devices carry the tag so
+# the NAPI threads ("napi/DEV-ID") can be told apart host-wide.
+T=$TL_TAG
+G0R=xg${T}r B0R=xb${T}r G0X=xg${T}x B0X=xb${T}x B1X=xo${T} S0=xs${T}
+VIP4=192.0.2.10:80/tcp VIP6=[2001:db8::10]:80/tcp VIP4B=192.0.2.20:80/tcp
+BACKENDS4=(192.0.2.201 192.0.2.202 192.0.2.203 192.0.2.204 192.0.2.205 192.0.2.206 192.0.2.207 192.0.2.208)
+BACKENDS6=(2001:db8:2::1 2001:db8:2::2 2001:db8:2::3 2001:db8:2::4 2001:db8:2::5 2001:db8:2::6 2001:db8:2::7 2001:db8:2::8)
+BACKENDS4B=(192.0.2.137 192.0.2.138 192.0.2.139 192.0.2.140 192.0.2.141 192.0.2.142 192.0.2.143 192.0.2.144)
+GEN_CPU=0 LB_CPU=1
+TMP=$(mktemp -d)
+tl_on_exit "rm -rf '$TMP'"
+
+mac_of() { ip -n "$1" -br link show dev "$2" | awk '{print $3}'; }
+xlb() { tl_in "$NS_LB" "$XLB" --pin-dir "$PIN" "$@"; }
+
+# threaded_napi NS DEV: give DEV's receive queue a NAPI thread of its own,
+# pinned to the balancer's CPU. Returns 1 when the kernel cannot.
+threaded_napi() {
+	local ns=$1 dev=$2 pid comm f
+	ip netns exec "$ns" sh -c "echo 1 > /sys/class/net/$dev/threaded" 2>/dev/null || return 1
+	for f in /proc/[0-9]*/comm; do
+		read -r comm < "$f" 2>/dev/null || continue
+		if [[ $comm == "napi/$dev-"* ]]; then
+			pid=${f#/proc/}
+			pid=${pid%/comm}
+			taskset -p -c "$LB_CPU" "$pid" >/dev/null || return 1
+			return 0
+		fi
+	done
+	return 1
+}
+
+topology() {
+	local ns
+	tl_netns NS_GEN gen && tl_netns NS_REF ref && tl_netns NS_LB lb && tl_netns NS_SINK sink || return 1
+	ip link add "$G0R" netns "$NS_GEN" type veth peer name "$B0R" netns "$NS_REF" &&
+	ip link add "$G0X" netns "$NS_GEN" type veth peer name "$B0X" netns "$NS_LB" &&
+	ip link add "$B1X" netns "$NS_LB" type veth peer name "$S0" netns "$NS_SINK" || return 1
+	for ns in "$NS_GEN $G0R" "$NS_GEN $G0X" "$NS_REF $B0R" "$NS_LB $B0X" "$NS_LB $B1X" "$NS_SINK $S0"; do
+		set -- $ns
+		ip -n "$1" link set dev "$2" up || return 1
+	done
+	# The far ends count what arrives.
+	tl_in "$NS_GEN" ip link set dev "$G0R" xdpdrv obj "$BUILD/sink.bpf.o" sec xdp &&
+	tl_in "$NS_GEN" ip link set dev "$G0X" xdpdrv obj "$BUILD/sink.bpf.o" sec xdp &&
+	tl_in "$NS_SINK" ip link set dev "$S0" xdpdrv obj "$BUILD/sink.bpf.o" sec xdp &&
+	tl_in "$NS_REF" ip link set dev "$B0R" xdpdrv obj "$BUILD/reflector.bpf.o" sec xdp || return 1
+
+	# The balancer routes the backends to a next hop on b0x (g0x) or on
+	# b1x (s0); static neighbours, as the sinks answer nothing.
+	local gx=$(mac_of "$NS_GEN" "$G0X") sx=$(mac_of "$NS_SINK" "$S0")
+	tl_in "$NS_LB" sysctl -q -w net.ipv4.conf.all.forwarding=1 net.ipv6.conf.all.forwarding=1 \
+		net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 >/dev/null &&
+	ip -n "$NS_LB" addr add 203.0.113.1/25 dev "$B0X" &&
+	ip -n "$NS_LB" addr add 2001:db8:1::1/64 dev "$B0X" nodad &&
+	ip -n "$NS_LB" addr add 203.0.113.129/25 dev "$B1X" &&
+	ip -n "$NS_LB" neigh add 203.0.113.2 lladdr "$gx" dev "$B0X" nud permanent &&
+	ip -n "$NS_LB" neigh add 2001:db8:1::2 lladdr "$gx" dev "$B0X" nud permanent &&
+	ip -n "$NS_LB" neigh add 203.0.113.130 lladdr "$sx" dev "$B1X" nud permanent &&
+	ip -n "$NS_LB" route add 192.0.2.192/26 via 203.0.113.2 dev "$B0X" &&
+	ip -n "$NS_LB" route add 2001:db8:2::/64 via 2001:db8:1::2 dev "$B0X" &&
+	ip -n "$NS_LB" route add 192.0.2.128/26 via 203.0.113.130 dev "$B1X" || return 1
+
+	tl_pin_dir PIN lb || return 1
+	xlb attach "$B0X" || return 1
+	xlb config set src4 203.0.113.1 src6 2001:db8:1::1 || return 1
+	local b
+	xlb vip add "$VIP4" && xlb vip add "$VIP6" && xlb vip add "$VIP4B" || return 1
+	for b in "${BACKENDS4[@]}"; do xlb backend add "$VIP4" "$b" || return 1; done
+	for b in "${BACKENDS6[@]}"; do xlb backend add "$VIP6" "$b" || return 1; done
+	for b in "${BACKENDS4B[@]}"; do xlb backend add "$VIP4B" "$b" || return 1; done
+
+	NAPI_PINNED=1
+	threaded_napi "$NS_REF" "$B0R" && threaded_napi "$NS_LB" "$B0X" || NAPI_PINNED=0
+	MAC_B0R=$(mac_of "$NS_REF" "$B0R") MAC_B0X=$(mac_of "$NS_LB" "$B0X")
+}
+
+# received NS DEV: frames the sink program on DEV has dropped so far.
+received() {
+	tl_in "$1" ethtool -S "$2" | awk '/xdp_drops/ { n += $2 } END { print n + 0 }'
+}
+
+# ct_stats: "hits misses" of xlb's connection table so far, or "- -" when
+# xlb cannot tell.
+ct_stats() {
+	local out
+	out=$(xlb -j stats 2>/dev/null) || { echo "- -"; return; }
+	jq -r 'def count(k): [.. | objects | to_entries[] | select(.key == k) | .value |
+			if type == "object" then .packets else . end | numbers] | add;
+		if count("ct_hit") == null then "- -" else "\(count("ct_hit")) \(count("ct_miss") // 0)" end' \
+		<<< "$out" 2>/dev/null || echo "- -"
+}
+
+# The configurations: name, generator device, sink namespace and device,
+# xlb-gen options.
+CONFIGS=(reflector v4_hit v4_miss v6_hit v4_swap v4_redirect)
+declare -A TITLE=(
+	[reflector]="MAC-swap XDP_TX reflector (the limit)"
+	[v4_hit]="xlb, IPv4 TCP, connection-table hits"
+	[v4_miss]="xlb, IPv4 TCP, misses (every packet a new flow)"
+	[v6_hit]="xlb, IPv6 TCP, connection-table hits"
+	[v4_swap]="xlb, IPv4 TCP, hits, table swapped continuously"
+	[v4_redirect]="xlb, IPv4 TCP, hits, out of a second link (XDP_REDIRECT)"
+)
+config_args() {
+	local hits="--flows 4096"
+	case $1 in
+	reflector) echo "$G0R $MAC_B0R $NS_GEN $G0R --dst ${VIP4%/tcp} $hits" ;;
+	v4_hit|v4_swap) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} $hits" ;;
+	v4_miss) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} --flows max" ;;
+	v6_hit) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP6%/tcp} $hits" ;;
+	v4_redirect) echo "$G0X $MAC_B0X $NS_SINK $S0 --dst ${VIP4B%/tcp} $hits" ;;
+	esac
+}
+
+# swap_loop FILE: reweight one backend back and forth until killed, one
+# table swap per command, counting the swaps in FILE.
+swap_loop() {
+	local n=0 w
+	while :; do
+		for w in 2 1; do
+			xlb backend set "$VIP4" "${BACKENDS4[0]}" --weight "$w" >/dev/null 2>&1 || exit 1
+			n=$((n + 1))
+			echo "$n" > "$1"
+		done
+	done
+}
+
+# run CONFIG: one measurement; appends "pps offered hits misses swaps" to
+# $TMP/CONFIG.
+run() {
+	local cfg=$1 gdev mac sns sdev rest c0 c1 t0 t1 ct0 ct1 out swaps=- swap_pid=
+	read -r gdev mac sns sdev rest <<< "$(config_args "$cfg")"
+	if [[ $cfg == v4_swap ]]; then
+		echo 0 > "$TMP/swaps"
+		(taskset -p -c "$GEN_CPU" "$BASHPID" >/dev/null && swap_loop "$TMP/swaps") &
+		swap_pid=$!
+	fi
+	[[ $cfg == reflector ]] || ct0=$(ct_stats)
+	# shellcheck disable=SC2086
+	tl_in "$NS_GEN" "$GEN" --dev "$gdev" --dst-mac "$mac" \
+		--duration "$(echo "$warm + $seconds + 0.3" | bc)" --cpu "$GEN_CPU" \
+		$( ((rate)) && echo "--rate $rate") -j $rest > "$TMP/gen.out" 2> "$TMP/gen.err" &
+	local gen_pid=$!
+	sleep "$warm"
+	c0=$(received "$sns" "$sdev") t0=$(date +%s%N)
+	[[ -z $swap_pid ]] || swaps=$(<"$TMP/swaps")
+	sleep "$seconds"
+	c1=$(received "$sns" "$sdev") t1=$(date +%s%N)
+	[[ -z $swap_pid ]] || swaps=$(( $(<"$TMP/swaps") - swaps ))
+	if ! wait "$gen_pid"; then
+		[[ -z $swap_pid ]] || kill "$swap_pid" 2>/dev/null
+		die "xlb-gen failed: $(cat "$TMP/gen.err")"
+	fi
+	if [[ -n $swap_pid ]]; then
+		kill "$swap_pid" 2>/dev/null
+		wait "$swap_pid" 2>/dev/null
+		swaps=$(echo "$swaps * 1000000000 / ($t1 - $t0)" | bc)
+	fi
+	local ct_hits=- ct_misses=-
+	if [[ $cfg != reflector ]]; then
+		ct1=$(ct_stats)
+		read -r ct_hits ct_misses <<< "$ct1"
+		local h0 m0
+		read -r h0 m0 <<< "$ct0"
+		[[ $ct_hits == - || $h0 == - ]] || { ct_hits=$((ct_hits - h0)); ct_misses=$((ct_misses - m0)); }
+	fi
+	out=$(jq -r .pps "$TMP/gen.out")
+	echo "$(( (c1 - c0) * 1000000000 / (t1 - t0) )) $out $ct_hits $ct_misses $swaps" >> "$TMP/$cfg"
+	log "$cfg: $(( (c1 - c0) * 1000000000 / (t1 - t0) )) pps forwarded (offered $out pps)"
+}
+
+# stats FILE COLUMN: "median min max" of a column.
+stats() {
+	cut -d' ' -f"$2" "$1" | sort -n | awk '{ v[NR] = $1 } END {
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%d %d %d\n", m, v[1], v[NR] }'
+}
+
+mpps() { echo "$1" | awk '{ printf "%.3f", $1 / 1e6 }'; }
+
+log "setting up the topology (tag $T)"
+topology > "$TMP/setup.log" 2>&1 || die "setting up the topology failed: $(tail -n 3 "$TMP/setup.log" | tr '\n' ' ')"
+((NAPI_PINNED)) || log "threaded NAPI is not available: the balancer shares the generator's CPU"
+
+# Rounds alternate the configurations, each round in a rotated order, so
+# drift in the machine's load spreads over all of them.
+for ((r = 0; r < rounds; r++)); do
+	for ((i = 0; i < ${#CONFIGS[@]}; i++)); do
+		run "${CONFIGS[(i + r) % ${#CONFIGS[@]}]}"
+	done
+done
+
+read -r ref_med _ <<< "$(stats "$TMP/reflector" 1)"
+(( ref_med > 0 )) || die "the reflector forwarded nothing: the topology does not carry traffic"
+status=0
+echo "## End-to-end throughput"
+echo
+echo "Packets per second forwarded between veth links (64-byte TCP SYNs from"
+echo "bench/xlb-gen, $rounds rounds of ${seconds} s per configuration, alternating;"
+echo "median and min–max), each as a ratio to the MAC-swap reflector in the balancer's place."
+if ((NAPI_PINNED)); then
+	echo "Generator on CPU $GEN_CPU, balancer (threaded NAPI) and sinks on CPU $LB_CPU."
+else
+	echo "Threaded NAPI was not available: generator and balancer shared CPU $GEN_CPU."
+fi
+echo
+echo "| configuration | Mpps (median) | min–max | offered Mpps | ratio to reflector | conntrack hits/misses | table swaps/s |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+for cfg in "${CONFIGS[@]}"; do
+	read -r med lo hi <<< "$(stats "$TMP/$cfg" 1)"
+	read -r off _ <<< "$(stats "$TMP/$cfg" 2)"
+	ratio=$(echo "$med $ref_med" | awk '{ printf "%.2f", $1 / $2 }')
+	ct=- sw=-
+	if [[ $cfg != reflector ]]; then
+		if [[ $(cut -d' ' -f3 "$TMP/$cfg" | head -n1) != - ]]; then
+			ct="$(awk '{ h += $3; m += $4 } END { printf "%.0f%% / %.0f%%", 100 * h / (h + m + !(h + m)), 100 * m / (h + m + !(h + m)) }' "$TMP/$cfg")"
+		fi
+		(( med > 0 )) || { log "$cfg: xlb forwarded nothing"; status=1; }
+	fi
+	[[ $cfg != v4_swap ]] || read -r sw _ <<< "$(stats "$TMP/$cfg" 5)"
+	echo "| ${TITLE[$cfg]} | $(mpps "$med") | $(mpps "$lo")–$(mpps "$hi") | $(mpps "$off") | $ratio | $ct | $sw |"
+done
+echo
+read -r hit_med _ <<< "$(stats "$TMP/v4_hit" 1)"
+awk -v x="$hit_med" -v r="$ref_med" 'BEGIN { q = x / r
+	printf "Target: xlb with connection-table hits forwards at least 80%% of the "
+	printf "reflector\047s rate: %.0f%%, %s.\n", 100 * q, (q >= 0.8 ? "met" : "not met") }'
+exit $status
