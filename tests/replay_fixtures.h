@@ -46,21 +46,21 @@ static const __u64 fx_key[2] = { 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL };
 
 static char fx_dir[PATH_MAX];
 
-static int fx_rm(const char *path, const struct stat *st, int flag,
+static inline int fx_rm(const char *path, const struct stat *st, int flag,
 		 struct FTW *ftw)
 {
 	(void)st; (void)flag; (void)ftw;
 	return remove(path);
 }
 
-static void fx_cleanup(void)
+static inline void fx_cleanup(void)
 {
 	if (fx_dir[0])
 		nftw(fx_dir, fx_rm, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* A scratch directory for this run, removed at exit. */
-static const char *fx_tmpdir(void)
+static inline const char *fx_tmpdir(void)
 {
 	if (fx_dir[0])
 		return fx_dir;
@@ -74,7 +74,7 @@ static const char *fx_tmpdir(void)
 }
 
 /* A path in the scratch directory. */
-static const char *fx_path(const char *name)
+static inline const char *fx_path(const char *name)
 {
 	static char buf[4][PATH_MAX];
 	static int i;
@@ -85,7 +85,7 @@ static const char *fx_path(const char *name)
 }
 
 /* Run the trace generator (next to this test program) with args. */
-static int fx_gentrace(const char *fmt, ...)
+static inline int fx_gentrace(const char *fmt, ...)
 {
 	char exe[PATH_MAX] = "", cmd[2 * PATH_MAX], args[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -102,7 +102,7 @@ static int fx_gentrace(const char *fmt, ...)
 }
 
 /* Backends as `xlb replay --backends N` names them. */
-static struct lb_backend *fx_set(size_t n)
+static inline struct lb_backend *fx_set(size_t n)
 {
 	struct lb_backend *b = calloc(n, sizeof(*b));
 	size_t i;
@@ -115,7 +115,7 @@ static struct lb_backend *fx_set(size_t n)
 }
 
 /* Read the captures into one set of replay flows. Returns 0 or -errno. */
-static int fx_load(struct trace *t, struct replay_flows *rf, int n,
+static inline int fx_load(struct trace *t, struct replay_flows *rf, int n,
 		   const char *const *paths)
 {
 	int i, err;
@@ -130,7 +130,7 @@ static int fx_load(struct trace *t, struct replay_flows *rf, int n,
 }
 
 /* The backend of every flow under one algorithm; NULL on failure. */
-static int *fx_assign(enum lb_algo_kind kind, __u32 m, __u32 vnodes,
+static inline int *fx_assign(enum lb_algo_kind kind, __u32 m, __u32 vnodes,
 		      const struct lb_backend *set, size_t n,
 		      const struct replay_flows *rf)
 {
@@ -145,7 +145,7 @@ static int *fx_assign(enum lb_algo_kind kind, __u32 m, __u32 vnodes,
 }
 
 /* Balance of an assignment: the flows' spread over the set. */
-static struct replay_spread fx_spread(const struct replay_flows *rf,
+static inline struct replay_spread fx_spread(const struct replay_flows *rf,
 				      const int *assign,
 				      const struct lb_backend *set, size_t n)
 {
