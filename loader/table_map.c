@@ -4,29 +4,38 @@
  *
  * The scheme: xlb_tables is an ARRAY_OF_MAPS indexed by VIP id; each entry
  * is an inner ARRAY of M backend ids (BPF_F_INNER_MAP, so M may differ per
- * VIP; BPF_F_MMAPABLE, so userspace fills it with one memcpy). A table is
- * never edited in place: a change builds a complete new inner array and
- * replaces the outer entry with one BPF_MAP_UPDATE_ELEM, which the kernel
+ * VIP; BPF_F_MMAPABLE, so userspace fills it through one mapping rather than
+ * a syscall per slot). A table is never edited in place: a change builds a
+ * complete new inner array and replaces the outer entry with one BPF_MAP_UPDATE_ELEM, which the kernel
  * performs as a single pointer exchange. The datapath reads the outer entry
  * once per packet, so every packet uses exactly one whole table, old or new.
  * The outer map holds the only long-lived reference to an inner array: the
  * old one is freed after the swap, once no running program can hold it.
  * Installed arrays are frozen, so nothing can alter a live table.
+ *
+ * An array map stores each element in a slot rounded up to 8 bytes, and
+ * mmap() shows that layout: backend id i lives at byte 8 * i.
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include "xlb.h"
 #include "table_map.h"
 
+#define SLOT_STRIDE	8	/* round_up(sizeof(__u32), 8) */
+
 static size_t table_bytes(__u32 m)
 {
 	size_t page = sysconf(_SC_PAGESIZE);
 
-	return ((size_t)m * sizeof(__u32) + page - 1) / page * page;
+	return ((size_t)m * SLOT_STRIDE + page - 1) / page * page;
+}
+
+static __u32 *slot_at(void *mem, __u32 i)
+{
+	return (__u32 *)((char *)mem + (size_t)i * SLOT_STRIDE);
 }
 
 int xlb_table_install(int tables_fd, __u32 vip_id, const __u32 *slots, __u32 m)
@@ -54,7 +63,8 @@ int xlb_table_install(int tables_fd, __u32 vip_id, const __u32 *slots, __u32 m)
 		err = -errno;
 		goto cleanup;
 	}
-	memcpy(mem, slots, (size_t)m * sizeof(__u32));
+	for (i = 0; i < m; i++)
+		*slot_at(mem, i) = slots[i];
 	munmap(mem, table_bytes(m));
 	/* Read-only from now on; needs the writable mapping gone. */
 	if (bpf_map_freeze(fd)) {
@@ -72,7 +82,7 @@ int xlb_table_read(int tables_fd, __u32 vip_id, __u32 **slots, __u32 *m)
 {
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
-	__u32 inner_id, *copy;
+	__u32 inner_id, *copy, i;
 	void *mem;
 	int fd, err;
 
@@ -98,7 +108,8 @@ int xlb_table_read(int tables_fd, __u32 vip_id, __u32 **slots, __u32 *m)
 	}
 	copy = malloc((size_t)info.max_entries * sizeof(__u32));
 	if (copy) {
-		memcpy(copy, mem, (size_t)info.max_entries * sizeof(__u32));
+		for (i = 0; i < info.max_entries; i++)
+			copy[i] = *slot_at(mem, i);
 		*slots = copy;
 		*m = info.max_entries;
 	}
