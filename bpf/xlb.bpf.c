@@ -1,14 +1,102 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* xlb: XDP layer-4 load balancer. */
+/*
+ * xlb: XDP layer-4 load balancer. A packet for a VIP is parsed, hashed on
+ * its flow, given the backend at hash mod M in the VIP's table,
+ * encapsulated and sent towards that backend; anything else goes to the
+ * kernel untouched. Each stage returns 0 or a negative reason (enum
+ * xlb_stat) and xlb_account() counts exactly one outcome per packet.
+ */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "xlb.h"
+#include "flow_hash.h"
 #include "maps.h"
+#include "parse.h"
+#include "select.h"
+#include "fib.h"
+#include "encap.h"
+#include "stats.h"
+#include "stages.h"
+
+/* Benchmarks end the path early here (bpf/xlb_bench.bpf.c); no-op otherwise. */
+#ifndef XLB_STAGE_END
+#define XLB_STAGE_END(stage)
+#endif
+
+XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
+{
+	const struct xlb_config *cfg;
+	const struct xlb_backend *be;
+	const struct xlb_vip *vip;
+	struct xlb_pkt pkt = {};
+	struct xlb_nexthop nh;
+	__u32 zero = 0, tot_len;
+	__u64 hash;
+	int err;
+
+	err = xlb_parse(ctx, &pkt);
+	if (err)
+		return err;
+	XLB_STAGE_END(XLB_STAGE_PARSE);
+
+	vip = xlb_vip_lookup(&pkt.flow);
+	if (!vip)
+		return -XLB_STAT_PASS_NOT_VIP;
+	*vip_id = vip->id;
+	cfg = bpf_map_lookup_elem(&xlb_config, &zero);
+	if (!cfg || !(cfg->flags & XLB_CFG_F_INITIALIZED))
+		return -XLB_STAT_DROP_NO_CONFIG;
+	XLB_STAGE_END(XLB_STAGE_VIP);
+
+	hash = xlb_flow_hash(&pkt.flow, cfg->hash_key);
+	XLB_STAGE_END(XLB_STAGE_HASH);
+
+	/* The backend: the VIP's table names it for this hash. */
+	err = xlb_table_pick(vip, hash, backend_id);
+	if (err)
+		return err;
+	be = xlb_backend_get(*backend_id, vip);
+	if (!be)
+		return -XLB_STAT_DROP_NO_BACKEND;
+	XLB_STAGE_END(XLB_STAGE_TABLE);
+
+	if (!xlb_outer_source_ok(be, cfg))
+		return -XLB_STAT_DROP_NO_SOURCE;
+	tot_len = pkt.l3_len + xlb_outer_len(be);
+	if (tot_len > 0xffff)
+		return -XLB_STAT_DROP_TOO_BIG;
+	/* Before the packet is touched: a pass must hand over the original. */
+	err = xlb_nexthop(ctx, *backend_id, be, cfg, tot_len, pkt.flow.family,
+			  pkt.tos, &nh);
+	if (err)
+		return err;
+	XLB_STAGE_END(XLB_STAGE_NEXTHOP);
+
+	err = xlb_encap(ctx, &pkt, be, cfg, &nh, hash);
+	if (err)
+		return err;
+	if (nh.ifindex == ctx->ingress_ifindex)
+		return XDP_TX;
+	/* bpf_redirect rather than a device map: the FIB picks the egress,
+	 * so nothing has to be configured, and since Linux 5.x both go
+	 * through the same per-CPU bulk queue. */
+	return bpf_redirect(nh.ifindex, 0);
+}
+
+XLB_INLINE int xlb_run(struct xdp_md *ctx)
+{
+	__u64 bytes = ctx->data_end - ctx->data;
+	__u32 vip_id = 0, backend_id = 0;
+	int ret;
+
+	ret = xlb_process(ctx, &vip_id, &backend_id);
+	return xlb_account(ret, bytes, vip_id, backend_id);
+}
 
 SEC("xdp")
 int xlb_xdp(struct xdp_md *ctx)
 {
-	(void)ctx;
-	return XDP_PASS;
+	return xlb_run(ctx);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

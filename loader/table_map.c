@@ -6,12 +6,13 @@
  * is an inner ARRAY of M backend ids (BPF_F_INNER_MAP, so M may differ per
  * VIP; BPF_F_MMAPABLE, so userspace fills it through one mapping rather than
  * a syscall per slot). A table is never edited in place: a change builds a
- * complete new inner array and replaces the outer entry with one BPF_MAP_UPDATE_ELEM, which the kernel
- * performs as a single pointer exchange. The datapath reads the outer entry
- * once per packet, so every packet uses exactly one whole table, old or new.
- * The outer map holds the only long-lived reference to an inner array: the
- * old one is freed after the swap, once no running program can hold it.
- * Installed arrays are frozen, so nothing can alter a live table.
+ * complete new inner array and replaces the outer entry with one
+ * BPF_MAP_UPDATE_ELEM, which the kernel performs as a single pointer
+ * exchange. The datapath reads the outer entry once per packet, so every
+ * packet uses exactly one whole table, old or new. The outer map holds the
+ * only long-lived reference to an inner array: the old one is freed after
+ * the swap, once no running program can hold it. Installed arrays are
+ * frozen, so nothing can alter a live table.
  *
  * An array map stores each element in a slot rounded up to 8 bytes, and
  * mmap() shows that layout: backend id i lives at byte 8 * i.

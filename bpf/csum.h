@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Internet checksum arithmetic for IPv4 headers. */
+#ifndef XLB_BPF_CSUM_H
+#define XLB_BPF_CSUM_H
+
+#include <linux/types.h>
+
+#ifndef XLB_INLINE
+#define XLB_INLINE static inline __attribute__((always_inline))
+#endif
+
+/* Fold a sum of 32-bit words into the 16-bit one's complement checksum.
+ * Summing 32-bit words gives the same folded result as summing 16-bit
+ * words in either byte order, so no byte swapping is needed. */
+XLB_INLINE __u16 xlb_csum_fold(__u64 sum)
+{
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+/* Sum of the five 32-bit words of a 20-byte header (unaligned reads are
+ * fine: XDP on x86 and arm64 allows them). */
+XLB_INLINE __u64 xlb_csum_words5(const void *p)
+{
+	const __u32 *w = (const __u32 *)p;
+
+	return (__u64)w[0] + w[1] + w[2] + w[3] + w[4];
+}
+
+#endif /* XLB_BPF_CSUM_H */

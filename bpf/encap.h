@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Encapsulation for direct server return. The received IP packet, unchanged,
+ * goes inside one outer header to the backend, which decapsulates it with a
+ * standard ipip/ip6tnl device and answers the client directly:
+ *   IPv4 backend: outer IPv4, protocol 4 (IPv4 inside) or 41 (IPv6 inside)
+ *   IPv6 backend: outer IPv6, next header 4 or 41
+ * VLAN tags of the received frame are not carried over: the frame leaves
+ * through the interface the FIB chose, with a plain Ethernet header.
+ */
+#ifndef XLB_BPF_ENCAP_H
+#define XLB_BPF_ENCAP_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include "xlb.h"
+#include "csum.h"
+#include "fib.h"
+#include "parse.h"
+
+#define XLB_OUTER_TTL		64
+#define XLB_IP_DF		0x4000
+
+/* Bytes the outer header adds for a backend of this family. */
+XLB_INLINE __u32 xlb_outer_len(const struct xlb_backend *be)
+{
+	return be->family == XLB_AF_INET ? sizeof(struct iphdr)
+					 : sizeof(struct ipv6hdr);
+}
+
+/* The outer source address of the backend's family is configured. */
+XLB_INLINE bool xlb_outer_source_ok(const struct xlb_backend *be,
+				    const struct xlb_config *cfg)
+{
+	if (be->family == XLB_AF_INET)
+		return cfg->src4 != 0;
+	return (cfg->src6[0] | cfg->src6[1] | cfg->src6[2] | cfg->src6[3]) != 0;
+}
+
+XLB_INLINE __u8 xlb_inner_proto(const struct xlb_pkt *pkt)
+{
+	return pkt->flow.family == XLB_AF_INET ? IPPROTO_IPIP : IPPROTO_IPV6;
+}
+
+/*
+ * Outer IPv4: DF set (the MTU was checked against the route; with DF the
+ * zero IP ID is valid, RFC 6864), TOS copied from the inner packet.
+ */
+XLB_INLINE void xlb_write_ipv4(struct iphdr *iph, const struct xlb_pkt *pkt,
+			       const struct xlb_backend *be,
+			       const struct xlb_config *cfg)
+{
+	*(__u8 *)iph = 0x45;	/* version 4, IHL 5 */
+	iph->tos = pkt->tos;
+	iph->tot_len = bpf_htons(pkt->l3_len + sizeof(*iph));
+	iph->id = 0;
+	iph->frag_off = bpf_htons(XLB_IP_DF);
+	iph->ttl = XLB_OUTER_TTL;
+	iph->protocol = xlb_inner_proto(pkt);
+	iph->check = 0;
+	iph->saddr = cfg->src4;
+	iph->daddr = be->addr[0];
+	iph->check = xlb_csum_fold(xlb_csum_words5(iph));
+}
+
+/* Outer IPv6: traffic class copied, flow label from the flow hash so
+ * routers between balancer and backend spread flows over equal paths. */
+XLB_INLINE void xlb_write_ipv6(struct ipv6hdr *ip6h, const struct xlb_pkt *pkt,
+			       const struct xlb_backend *be,
+			       const struct xlb_config *cfg, __u64 hash)
+{
+	*(__be32 *)ip6h = bpf_htonl(6U << 28 | (__u32)pkt->tos << 20 |
+				    ((__u32)hash & 0xfffff));
+	ip6h->payload_len = bpf_htons(pkt->l3_len);
+	ip6h->nexthdr = xlb_inner_proto(pkt);
+	ip6h->hop_limit = XLB_OUTER_TTL;
+	__builtin_memcpy(&ip6h->saddr, cfg->src6, sizeof(ip6h->saddr));
+	__builtin_memcpy(&ip6h->daddr, be->addr, sizeof(ip6h->daddr));
+}
+
+/* Replace the L2 header (and VLAN tags) by Ethernet + outer IP header. */
+XLB_INLINE int xlb_encap(struct xdp_md *ctx, const struct xlb_pkt *pkt,
+			 const struct xlb_backend *be,
+			 const struct xlb_config *cfg,
+			 const struct xlb_nexthop *nh, __u64 hash)
+{
+	int delta = xlb_outer_len(be) - (pkt->l3_off - sizeof(struct ethhdr));
+	struct ethhdr *eth;
+	void *data, *end;
+
+	if (bpf_xdp_adjust_head(ctx, -delta))
+		return -XLB_STAT_DROP_ENCAP_FAILED;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	eth = data;
+	if ((void *)(eth + 1) > end)
+		return -XLB_STAT_DROP_ENCAP_FAILED;
+	__builtin_memcpy(eth->h_dest, nh->dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, nh->smac, ETH_ALEN);
+	if (be->family == XLB_AF_INET) {
+		struct iphdr *iph = (void *)(eth + 1);
+
+		if ((void *)(iph + 1) > end)
+			return -XLB_STAT_DROP_ENCAP_FAILED;
+		eth->h_proto = bpf_htons(ETH_P_IP);
+		xlb_write_ipv4(iph, pkt, be, cfg);
+	} else {
+		struct ipv6hdr *ip6h = (void *)(eth + 1);
+
+		if ((void *)(ip6h + 1) > end)
+			return -XLB_STAT_DROP_ENCAP_FAILED;
+		eth->h_proto = bpf_htons(ETH_P_IPV6);
+		xlb_write_ipv6(ip6h, pkt, be, cfg, hash);
+	}
+	return 0;
+}
+
+#endif /* XLB_BPF_ENCAP_H */

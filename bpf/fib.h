@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The next hop towards a backend: egress interface, MAC addresses and MTU,
+ * from the kernel's routing and neighbour tables (bpf_fib_lookup), so no
+ * one has to configure MAC addresses.
+ *
+ * A FIB lookup costs more than the rest of the datapath together, so each
+ * CPU caches the answer per backend for XLB_FIB_CACHE_NS: a changed route,
+ * neighbour or MTU takes effect within that time (half a second), a reused
+ * backend slot (new gen) or another ingress interface at once. Only
+ * successful lookups are cached; an unresolved neighbour is asked again on
+ * the next packet.
+ */
+#ifndef XLB_BPF_FIB_H
+#define XLB_BPF_FIB_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <bpf/bpf_helpers.h>
+#include "xlb.h"
+
+#ifndef XLB_INLINE
+#define XLB_INLINE static inline __attribute__((always_inline))
+#endif
+
+#define XLB_FIB_CACHE_NS	(500ULL * 1000 * 1000)
+
+/* Linux address family numbers, as bpf_fib_lookup wants them. */
+#define XLB_SYS_AF_INET		2
+#define XLB_SYS_AF_INET6	10
+
+struct xlb_nexthop {
+	__u32 ifindex;		/* egress interface */
+	__u16 mtu;		/* of the route: largest outer packet */
+	__u8 dmac[ETH_ALEN];
+	__u8 smac[ETH_ALEN];
+	__u16 pad;
+};
+
+struct xlb_fib_cache_entry {
+	__u64 expires_ns;	/* bpf_ktime_get_coarse_ns() clock */
+	__u32 ingress_ifindex;
+	__u32 gen;		/* xlb_backend.gen the entry was made for */
+	struct xlb_nexthop nh;
+};
+
+/* Private to the program (not pinned): a fresh load starts empty. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_MAX_BACKENDS);
+	__type(key, __u32);
+	__type(value, struct xlb_fib_cache_entry);
+} xlb_fib_cache SEC(".maps");
+
+/*
+ * Ask the kernel for the route to the backend of an outer packet of tot_len
+ * bytes from cfg's source. The kernel also checks tot_len against the
+ * route's MTU, and since Linux 5.12 returns that MTU in mtu_result.
+ */
+XLB_INLINE int xlb_fib_lookup(struct xdp_md *ctx, const struct xlb_backend *be,
+			      const struct xlb_config *cfg, __u32 tot_len,
+			      __u8 inner_family, __u8 tos, struct xlb_nexthop *nh)
+{
+	struct bpf_fib_lookup fib = {
+		.ifindex = ctx->ingress_ifindex,
+		.tot_len = tot_len,
+		.l4_protocol = inner_family == XLB_AF_INET ? IPPROTO_IPIP
+							    : IPPROTO_IPV6,
+	};
+	int rc;
+
+	if (be->family == XLB_AF_INET) {
+		fib.family = XLB_SYS_AF_INET;
+		fib.tos = tos;
+		fib.ipv4_src = cfg->src4;
+		fib.ipv4_dst = be->addr[0];
+	} else {
+		fib.family = XLB_SYS_AF_INET6;
+		__builtin_memcpy(fib.ipv6_src, cfg->src6, sizeof(fib.ipv6_src));
+		__builtin_memcpy(fib.ipv6_dst, be->addr, sizeof(fib.ipv6_dst));
+	}
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	switch (rc) {
+	case BPF_FIB_LKUP_RET_SUCCESS:
+		break;
+	case BPF_FIB_LKUP_RET_NO_NEIGH:
+		return -XLB_STAT_PASS_NEIGH_UNRESOLVED;
+	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
+		return -XLB_STAT_DROP_TOO_BIG;
+	default:
+		return -XLB_STAT_DROP_FIB_FAILED;
+	}
+	nh->ifindex = fib.ifindex;
+	nh->mtu = fib.mtu_result;
+	__builtin_memcpy(nh->dmac, fib.dmac, ETH_ALEN);
+	__builtin_memcpy(nh->smac, fib.smac, ETH_ALEN);
+	return 0;
+}
+
+XLB_INLINE int xlb_nexthop(struct xdp_md *ctx, __u32 backend_id,
+			   const struct xlb_backend *be,
+			   const struct xlb_config *cfg, __u32 tot_len,
+			   __u8 inner_family, __u8 tos, struct xlb_nexthop *nh)
+{
+	struct xlb_fib_cache_entry *c;
+	__u64 now = bpf_ktime_get_coarse_ns();
+	int err;
+
+	c = bpf_map_lookup_elem(&xlb_fib_cache, &backend_id);
+	if (c && c->expires_ns > now && c->gen == be->gen &&
+	    c->ingress_ifindex == ctx->ingress_ifindex) {
+		*nh = c->nh;
+		return tot_len > nh->mtu ? -XLB_STAT_DROP_TOO_BIG : 0;
+	}
+	err = xlb_fib_lookup(ctx, be, cfg, tot_len, inner_family, tos, nh);
+	if (!err && c) {
+		c->nh = *nh;
+		c->gen = be->gen;
+		c->ingress_ifindex = ctx->ingress_ifindex;
+		c->expires_ns = now + XLB_FIB_CACHE_NS;
+	}
+	return err;
+}
+
+#endif /* XLB_BPF_FIB_H */

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Finding the VIP and picking the backend.
+ *
+ * A VIP is looked up by the flow's destination address, destination port,
+ * protocol and family. Fragments have port 0 in their flow, so they find
+ * the VIP registered with port 0 for that address and protocol: an operator
+ * who expects fragmented traffic to a service adds that VIP (usually with
+ * the same backends). Without it, fragments are not a VIP's traffic.
+ *
+ * The backend is one array index: the VIP's table (M backend ids, M prime,
+ * chosen per VIP) at flow hash mod M.
+ */
+#ifndef XLB_BPF_SELECT_H
+#define XLB_BPF_SELECT_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "xlb.h"
+#include "maps.h"
+
+#ifndef XLB_INLINE
+#define XLB_INLINE static inline __attribute__((always_inline))
+#endif
+
+XLB_INLINE const struct xlb_vip *xlb_vip_lookup(const struct xlb_flow *flow)
+{
+	struct xlb_vip_key key = {
+		.port = flow->dport,
+		.proto = flow->proto,
+		.family = flow->family,
+	};
+
+	__builtin_memcpy(key.addr, flow->dst, sizeof(key.addr));
+	return bpf_map_lookup_elem(&xlb_vips, &key);
+}
+
+/* The backend id in the VIP's table at slot hash mod M. */
+XLB_INLINE int xlb_table_pick(const struct xlb_vip *vip, __u64 hash,
+			      __u32 *backend_id)
+{
+	__u32 slot, *id;
+	void *table;
+
+	table = bpf_map_lookup_elem(&xlb_tables, &vip->id);
+	if (!table || vip->table_size == 0)
+		return -XLB_STAT_DROP_NO_TABLE;
+	slot = (__u32)hash % vip->table_size;
+	/* NULL when the VIP's M and its table's size disagree. */
+	id = bpf_map_lookup_elem(table, &slot);
+	if (!id)
+		return -XLB_STAT_DROP_NO_TABLE;
+	*backend_id = *id;
+	return 0;
+}
+
+/* The backend record, if it may receive this VIP's flows. */
+XLB_INLINE const struct xlb_backend *xlb_backend_get(__u32 backend_id,
+						     const struct xlb_vip *vip)
+{
+	const struct xlb_backend *be;
+
+	be = bpf_map_lookup_elem(&xlb_backends, &backend_id);
+	if (!be || !(be->flags & XLB_BE_F_IN_USE) || be->vip_id != vip->id ||
+	    (be->family != XLB_AF_INET && be->family != XLB_AF_INET6))
+		return NULL;
+	return be;
+}
+
+#endif /* XLB_BPF_SELECT_H */
