@@ -31,9 +31,11 @@
 #include <string.h>
 
 #include "flow_hash.h"
+#include "packets.h"
 
 struct gen_flow {
 	struct xlb_flow tuple;	/* client -> server */
+	char client[INET6_ADDRSTRLEN], server[INET6_ADDRSTRLEN];
 	__u32 packets;
 	__u64 bytes;
 	__u64 start_us;
@@ -140,6 +142,10 @@ static void random_flow(struct gen_flow *f, double ipv6, double udp)
 		inet_pton(AF_INET, "192.0.2.0", d);
 		d[3] = 100 + rnd_below(16);
 	}
+	inet_ntop(v6 ? AF_INET6 : AF_INET, f->tuple.src, f->client,
+		  sizeof(f->client));
+	inet_ntop(v6 ? AF_INET6 : AF_INET, f->tuple.dst, f->server,
+		  sizeof(f->server));
 	f->tuple.sport = htons(1024 + rnd_below(65536 - 1024));
 	if (f->tuple.proto == IPPROTO_UDP) {
 		f->tuple.dport = htons(udp_ports[rnd_below(3)]);
@@ -188,21 +194,13 @@ static int cmp_event(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static void put16(__u8 *p, __u16 v)
-{
-	p[0] = v >> 8;
-	p[1] = v;
-}
-
-/* The link header for a packet of family v6; returns its length. */
+/* The link header of a type without Ethernet, before an IP packet of
+ * family v6; returns its length. */
 static size_t link_header(const char *link, __u8 *p, bool v6, bool from_client)
 {
-	__u16 type = v6 ? 0x86dd : 0x0800;
-	size_t n = 0;
+	__u16 type = v6 ? PKT_ETH_P_IPV6 : PKT_ETH_P_IP;
 	__u32 af;
 
-	if (!strcmp(link, "raw"))
-		return 0;
 	if (!strcmp(link, "null") || !strcmp(link, "loop")) {
 		/* DLT_NULL: the writing host's order (AF_INET6 of macOS);
 		 * DLT_LOOP: network order (AF_INET6 of OpenBSD). */
@@ -216,43 +214,26 @@ static size_t link_header(const char *link, __u8 *p, bool v6, bool from_client)
 	}
 	if (!strcmp(link, "sll")) {
 		memset(p, 0, 16);
-		put16(p, from_client ? 0 : 4);
-		put16(p + 2, 1);
-		put16(p + 4, 6);
+		pkt_put16(p, from_client ? 0 : 4);	/* to us / outgoing */
+		pkt_put16(p + 2, 1);			/* ARPHRD_ETHER */
+		pkt_put16(p + 4, 6);
 		p[6] = 0x02;
 		p[11] = from_client ? 1 : 2;
-		put16(p + 14, type);
+		pkt_put16(p + 14, type);
 		return 16;
 	}
 	if (!strcmp(link, "sll2")) {
 		memset(p, 0, 20);
-		put16(p, type);
-		p[7] = 2;		/* ifindex */
-		put16(p + 8, 1);
+		pkt_put16(p, type);
+		p[7] = 2;				/* ifindex */
+		pkt_put16(p + 8, 1);
 		p[10] = from_client ? 0 : 4;
 		p[11] = 6;
 		p[12] = 0x02;
 		p[17] = from_client ? 1 : 2;
 		return 20;
 	}
-	/* Ethernet, with 0, 1 or 2 VLAN tags. */
-	memset(p, 0, 12);
-	p[0] = p[6] = 0x02;
-	p[5] = from_client ? 2 : 1;
-	p[11] = from_client ? 1 : 2;
-	n = 12;
-	if (!strcmp(link, "qinq")) {
-		put16(p + n, 0x88a8);
-		put16(p + n + 2, 10);
-		n += 4;
-	}
-	if (!strcmp(link, "vlan") || !strcmp(link, "qinq")) {
-		put16(p + n, 0x8100);
-		put16(p + n + 2, 100);
-		n += 4;
-	}
-	put16(p + n, type);
-	return n + 2;
+	return 0;	/* raw */
 }
 
 /* Flags of TCP packet seq of a flow, and who sends it. */
@@ -266,74 +247,59 @@ static __u8 tcp_flags(const struct gen_flow *f, __u32 seq, bool *from_client)
 	}
 	*from_client = !(k & 1);
 	if (k == 0)
-		return 0x02;	/* SYN */
+		return PKT_TCP_SYN;
 	if (k == 1)
-		return 0x12;	/* SYN ACK */
-	return k == 2 ? 0x10 : 0x18;
+		return PKT_TCP_SYN | PKT_TCP_ACK;
+	return k == 2 ? PKT_TCP_ACK : 0x18;
 }
 
-/* Write one packet: headers captured, wire length with the payload. */
+/* Write one packet: the headers are captured, the wire length counts the
+ * payload too. Returns the wire length. */
 static __u32 write_packet(pcap_dumper_t *d, const char *link,
 			  const struct gen_flow *f, __u32 seq, __u64 t_us)
 {
-	bool v6 = f->tuple.family == XLB_AF_INET6, from_client = true;
-	bool tcp = f->tuple.proto == IPPROTO_TCP;
+	static __u8 frame[PKT_MAX];
+	bool tcp = f->tuple.proto == IPPROTO_TCP, from_client = true;
+	bool ether = !strcmp(link, "ether") || !strcmp(link, "vlan") ||
+		     !strcmp(link, "qinq");
+	struct pkt_desc p = {
+		.family = f->tuple.family == XLB_AF_INET6 ? 6 : 4,
+		.proto = f->tuple.proto,
+		.df = true,
+	};
 	struct pcap_pkthdr h = {};
-	__u8 buf[128], flags = 0;
-	__u32 payload, l4, ip;
-	const __be32 *src = f->tuple.src, *dst = f->tuple.dst;
-	__be16 sport = f->tuple.sport, dport = f->tuple.dport;
-	size_t off;
-	__u8 *p;
+	size_t link_len, len;
 
 	if (tcp)
-		flags = tcp_flags(f, seq, &from_client);
+		p.tcp_flags = tcp_flags(f, seq, &from_client);
 	else
 		from_client = !(seq & 1);
-	if (!from_client) {
-		src = f->tuple.dst, dst = f->tuple.src;
-		sport = f->tuple.dport, dport = f->tuple.sport;
+	p.src = from_client ? f->client : f->server;
+	p.dst = from_client ? f->server : f->client;
+	p.sport = ntohs(from_client ? f->tuple.sport : f->tuple.dport);
+	p.dport = ntohs(from_client ? f->tuple.dport : f->tuple.sport);
+	p.payload_len = tcp ? (p.tcp_flags & 0x08 ? 1 + rnd_below(1448) : 0) :
+			      20 + rnd_below(1180);
+	p.smac[5] = from_client ? 1 : 2;
+	p.dmac[5] = from_client ? 2 : 1;
+	p.smac[0] = p.dmac[0] = 0x02;
+	if (!strcmp(link, "vlan") || !strcmp(link, "qinq")) {
+		p.vlans = link[0] == 'q' ? 2 : 1;
+		p.vlan_tpid[0] = link[0] == 'q' ? PKT_ETH_P_8021AD : 0;
+		p.vlan_id[0] = 10;
+		p.vlan_id[1] = 100;
 	}
-	payload = tcp ? (flags & 0x08 ? 1 + rnd_below(1448) : 0) :
-			20 + rnd_below(1180);
-	l4 = (tcp ? 20 : 8) + payload;
-	off = link_header(link, buf, v6, from_client);
-	p = buf + off;
-	if (v6) {
-		memset(p, 0, 40);
-		p[0] = 0x60;
-		put16(p + 4, l4);
-		p[6] = f->tuple.proto;
-		p[7] = 64;
-		memcpy(p + 8, src, 16);
-		memcpy(p + 24, dst, 16);
-		ip = 40;
-	} else {
-		memset(p, 0, 20);
-		p[0] = 0x45;
-		put16(p + 2, 20 + l4);
-		p[6] = 0x40;	/* DF */
-		p[8] = 64;
-		p[9] = f->tuple.proto;
-		memcpy(p + 12, src, 4);
-		memcpy(p + 16, dst, 4);
-		ip = 20;
-	}
-	p += ip;
-	memset(p, 0, tcp ? 20 : 8);
-	memcpy(p, &sport, 2);
-	memcpy(p + 2, &dport, 2);
-	if (tcp) {
-		p[12] = 5 << 4;
-		p[13] = flags;
-	} else {
-		put16(p + 4, l4);
-	}
+	if (ether)
+		link_len = pkt_l2(&p, p.family == 6 ? PKT_ETH_P_IPV6 : PKT_ETH_P_IP,
+				  frame);
+	else
+		link_len = link_header(link, frame, p.family == 6, from_client);
+	len = link_len + pkt_build_ip(&p, frame + link_len);
 	h.ts.tv_sec = t_us / 1000000;
 	h.ts.tv_usec = t_us % 1000000;
-	h.caplen = off + ip + (tcp ? 20 : 8);
-	h.len = h.caplen + payload;
-	pcap_dump((u_char *)d, &h, buf);
+	h.len = len;
+	h.caplen = len - p.payload_len;
+	pcap_dump((u_char *)d, &h, frame);
 	return h.len;
 }
 
@@ -499,14 +465,10 @@ int main(int argc, char **argv)
 		 * packets bytes. */
 		for (i = 0; i < n_flows; i++) {
 			const struct gen_flow *f = &flows[i];
-			int af = f->tuple.family == XLB_AF_INET6 ? AF_INET6 : AF_INET;
-			char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
 
-			inet_ntop(af, f->tuple.src, s, sizeof(s));
-			inet_ntop(af, f->tuple.dst, d, sizeof(d));
 			fprintf(list, "%u %u %s %u %s %u %u %llu\n",
-				f->tuple.family, f->tuple.proto, s,
-				ntohs(f->tuple.sport), d, ntohs(f->tuple.dport),
+				f->tuple.family, f->tuple.proto, f->client,
+				ntohs(f->tuple.sport), f->server, ntohs(f->tuple.dport),
 				f->packets, (unsigned long long)f->bytes);
 		}
 		if (fclose(list)) {
