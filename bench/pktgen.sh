@@ -185,7 +185,7 @@ else
 	stop_all
 	wait "$pid" || true
 fi
-secs=$(echo "$(date +%s.%N) - $start" | bc -l)
+secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
 
 # Each device file ends with e.g.
 #   Result: OK: 1000311(c999827+d484) usec, 812345 (64byte,0frags)

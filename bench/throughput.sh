@@ -34,9 +34,10 @@
 # by scheduling the peer's NAPI on the sending CPU, so without more the
 # balancer would run in the generator's softirq on CPU 0. b0r and b0x get
 # threaded NAPI (/sys/class/net/DEV/threaded) and their NAPI threads are
-# pinned to CPU 1: the balancer's XDP program runs there, and so do the
-# sinks' programs, whose NAPI the balancer's transmit schedules on its own
-# CPU (both configurations pay that equally). Table updates in the
+# pinned to CPU 1 at real-time priority (SCHED_FIFO 50, as softirq work
+# would take precedence over tasks): the balancer's XDP program runs there,
+# and so do the sinks' programs, whose NAPI the balancer's transmit
+# schedules on its own CPU (every configuration pays that alike). Table updates in the
 # "table swaps" configuration run on CPU 0 beside the generator, so what
 # is measured is their effect on the datapath, not the loader's CPU time.
 set -uo pipefail
@@ -58,7 +59,7 @@ while [[ $# -gt 0 ]]; do
 	shift
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "throughput.sh: --rounds: '$rounds' is not a positive number" >&2; exit 1; }
-[[ $seconds =~ ^[0-9]+(\.[0-9]+)?$ ]] && (( $(echo "$seconds > 0" | bc) )) ||
+[[ $seconds =~ ^[0-9]*\.?[0-9]+$ && ! $seconds =~ ^[0.]+$ ]] ||
 	{ echo "throughput.sh: --seconds: '$seconds' is not a positive number" >&2; exit 1; }
 [[ $rate =~ ^[0-9]+$ ]] || { echo "throughput.sh: --rate: '$rate' is not a whole number" >&2; exit 1; }
 
@@ -88,7 +89,10 @@ mac_of() { ip -n "$1" -br link show dev "$2" | awk '{print $3}'; }
 xlb() { tl_in "$NS_LB" "$XLB" --pin-dir "$PIN" "$@"; }
 
 # threaded_napi NS DEV: give DEV's receive queue a NAPI thread of its own,
-# pinned to the balancer's CPU. Returns 1 when the kernel cannot.
+# pinned to the balancer's CPU, at real-time priority: NAPI normally runs
+# in softirq context, ahead of every task, and other work on the machine
+# must not take the balancer's CPU in the middle of a measurement. Returns
+# 1 when the kernel cannot.
 threaded_napi() {
 	local ns=$1 dev=$2 pid comm f
 	ip netns exec "$ns" sh -c "echo 1 > /sys/class/net/$dev/threaded" 2>/dev/null || return 1
@@ -97,7 +101,8 @@ threaded_napi() {
 		if [[ $comm == "napi/$dev-"* ]]; then
 			pid=${f#/proc/}
 			pid=${pid%/comm}
-			taskset -p -c "$LB_CPU" "$pid" >/dev/null || return 1
+			taskset -p -c "$LB_CPU" "$pid" >/dev/null &&
+				chrt -f -p 50 "$pid" || return 1
 			return 0
 		fi
 	done
@@ -107,6 +112,12 @@ threaded_napi() {
 topology() {
 	local ns
 	tl_netns NS_GEN gen && tl_netns NS_REF ref && tl_netns NS_LB lb && tl_netns NS_SINK sink || return 1
+	# Nothing but the generator's frames: no IPv6 neighbour discovery from
+	# the ends that count.
+	for ns in "$NS_GEN" "$NS_SINK"; do
+		tl_in "$ns" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 \
+			net.ipv6.conf.default.disable_ipv6=1 >/dev/null || return 1
+	done
 	ip link add "$G0R" netns "$NS_GEN" type veth peer name "$B0R" netns "$NS_REF" &&
 	ip link add "$G0X" netns "$NS_GEN" type veth peer name "$B0X" netns "$NS_LB" &&
 	ip link add "$B1X" netns "$NS_LB" type veth peer name "$S0" netns "$NS_SINK" || return 1
@@ -154,66 +165,73 @@ received() {
 	tl_in "$1" ethtool -S "$2" | awk '/xdp_drops/ { n += $2 } END { print n + 0 }'
 }
 
-# ct_stats: "hits misses" of xlb's connection table so far, or "- -" when
-# xlb cannot tell.
+# ct_stats: "hits misses" of xlb's connection table so far (xlb stats).
 ct_stats() {
-	local out
-	out=$(xlb -j stats 2>/dev/null) || { echo "- -"; return; }
-	jq -r 'def count(k): [.. | objects | to_entries[] | select(.key == k) | .value |
-			if type == "object" then .packets else . end | numbers] | add;
-		if count("ct_hit") == null then "- -" else "\(count("ct_hit")) \(count("ct_miss") // 0)" end' \
-		<<< "$out" 2>/dev/null || echo "- -"
+	xlb -j stats | jq -r '"\(.counters.ct_hit.packets) \(.counters.ct_miss.packets)"'
 }
 
 # The configurations: name, generator device, sink namespace and device,
 # xlb-gen options.
-CONFIGS=(reflector v4_hit v4_miss v6_hit v4_swap v4_redirect)
+CONFIGS=(reflector v4_hit v4_miss v6_hit v4_control v4_swap v4_redirect)
 declare -A TITLE=(
 	[reflector]="MAC-swap XDP_TX reflector (the limit)"
 	[v4_hit]="xlb, IPv4 TCP, connection-table hits"
 	[v4_miss]="xlb, IPv4 TCP, misses (every packet a new flow)"
 	[v6_hit]="xlb, IPv6 TCP, connection-table hits"
-	[v4_swap]="xlb, IPv4 TCP, hits, table swapped continuously"
+	[v4_control]="xlb, IPv4 TCP, hits, \`xlb show\` 20 times a second (control)"
+	[v4_swap]="xlb, IPv4 TCP, hits, table swapped 20 times a second"
 	[v4_redirect]="xlb, IPv4 TCP, hits, out of a second link (XDP_REDIRECT)"
 )
 config_args() {
 	local hits="--flows 4096"
 	case $1 in
 	reflector) echo "$G0R $MAC_B0R $NS_GEN $G0R --dst ${VIP4%/tcp} $hits" ;;
-	v4_hit|v4_swap) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} $hits" ;;
+	v4_hit|v4_swap|v4_control) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} $hits" ;;
 	v4_miss) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} --flows max" ;;
 	v6_hit) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP6%/tcp} $hits" ;;
 	v4_redirect) echo "$G0X $MAC_B0X $NS_SINK $S0 --dst ${VIP4B%/tcp} $hits" ;;
 	esac
 }
 
-# swap_loop FILE: reweight one backend back and forth until killed, one
-# table swap per command, counting the swaps in FILE.
-swap_loop() {
-	local n=0 w
+# One table swap: the first backend's weight goes to 2 and back to 1.
+SWAP_WEIGHT=1
+swap_once() {
+	SWAP_WEIGHT=$((3 - SWAP_WEIGHT))
+	xlb backend set "$VIP4" "${BACKENDS4[0]}" --weight "$SWAP_WEIGHT"
+}
+show_once() { xlb show; }
+
+# cmd_loop FILE CMD: run CMD 20 times a second on the generator's CPU
+# until killed, counting the commands in FILE.
+cmd_loop() {
+	local file=$1 cmd=$2 n=0 next now
+	taskset -p -c "$GEN_CPU" "$BASHPID" >/dev/null || exit 1
+	next=${EPOCHREALTIME/./}
 	while :; do
-		for w in 2 1; do
-			xlb backend set "$VIP4" "${BACKENDS4[0]}" --weight "$w" >/dev/null 2>&1 || exit 1
-			n=$((n + 1))
-			echo "$n" > "$1"
-		done
+		"$cmd" >/dev/null 2>&1 || exit 1
+		n=$((n + 1))
+		echo "$n" > "$file"
+		next=$((next + 50000)) now=${EPOCHREALTIME/./}
+		if ((next > now)); then
+			sleep "$(printf '%d.%06d' $(((next - now) / 1000000)) $(((next - now) % 1000000)))"
+		fi
 	done
 }
 
-# run CONFIG: one measurement; appends "pps offered hits misses swaps" to
-# $TMP/CONFIG.
+# run CONFIG: one measurement; appends "pps offered hits misses commands/s"
+# to $TMP/CONFIG.
 run() {
 	local cfg=$1 gdev mac sns sdev rest c0 c1 t0 t1 ct0 ct1 out swaps=- swap_pid=
 	read -r gdev mac sns sdev rest <<< "$(config_args "$cfg")"
-	if [[ $cfg == v4_swap ]]; then
+	if [[ $cfg == v4_swap || $cfg == v4_control ]]; then
 		echo 0 > "$TMP/swaps"
-		(taskset -p -c "$GEN_CPU" "$BASHPID" >/dev/null && swap_loop "$TMP/swaps") &
+		cmd_loop "$TMP/swaps" "$([[ $cfg == v4_swap ]] && echo swap_once || echo show_once)" &
 		swap_pid=$!
 	fi
 	[[ $cfg == reflector ]] || ct0=$(ct_stats)
 	# shellcheck disable=SC2086
 	tl_in "$NS_GEN" "$GEN" --dev "$gdev" --dst-mac "$mac" \
-		--duration "$(echo "$warm + $seconds + 0.3" | bc)" --cpu "$GEN_CPU" \
+		--duration "$(awk -v w="$warm" -v s="$seconds" 'BEGIN { print w + s + 0.3 }')" --cpu "$GEN_CPU" \
 		$( ((rate)) && echo "--rate $rate") -j $rest > "$TMP/gen.out" 2> "$TMP/gen.err" &
 	local gen_pid=$!
 	sleep "$warm"
@@ -229,15 +247,15 @@ run() {
 	if [[ -n $swap_pid ]]; then
 		kill "$swap_pid" 2>/dev/null
 		wait "$swap_pid" 2>/dev/null
-		swaps=$(echo "$swaps * 1000000000 / ($t1 - $t0)" | bc)
+		((swaps > 0)) || die "$cfg: the xlb command loop ran no command"
+		swaps=$((swaps * 1000000000 / (t1 - t0)))
 	fi
-	local ct_hits=- ct_misses=-
+	local ct_hits=- ct_misses=- h0 m0
 	if [[ $cfg != reflector ]]; then
 		ct1=$(ct_stats)
 		read -r ct_hits ct_misses <<< "$ct1"
-		local h0 m0
 		read -r h0 m0 <<< "$ct0"
-		[[ $ct_hits == - || $h0 == - ]] || { ct_hits=$((ct_hits - h0)); ct_misses=$((ct_misses - m0)); }
+		ct_hits=$((ct_hits - h0)) ct_misses=$((ct_misses - m0))
 	fi
 	out=$(jq -r .pps "$TMP/gen.out")
 	echo "$(( (c1 - c0) * 1000000000 / (t1 - t0) )) $out $ct_hits $ct_misses $swaps" >> "$TMP/$cfg"
@@ -267,19 +285,19 @@ done
 
 read -r ref_med _ <<< "$(stats "$TMP/reflector" 1)"
 (( ref_med > 0 )) || die "the reflector forwarded nothing: the topology does not carry traffic"
-status=0
+status=0 limited=()
 echo "## End-to-end throughput"
 echo
 echo "Packets per second forwarded between veth links (64-byte TCP SYNs from"
 echo "bench/xlb-gen, $rounds rounds of ${seconds} s per configuration, alternating;"
 echo "median and min–max), each as a ratio to the MAC-swap reflector in the balancer's place."
 if ((NAPI_PINNED)); then
-	echo "Generator on CPU $GEN_CPU, balancer (threaded NAPI) and sinks on CPU $LB_CPU."
+	echo "Generator on CPU $GEN_CPU; balancer (its NAPI thread, SCHED_FIFO) and sinks on CPU $LB_CPU."
 else
 	echo "Threaded NAPI was not available: generator and balancer shared CPU $GEN_CPU."
 fi
 echo
-echo "| configuration | Mpps (median) | min–max | offered Mpps | ratio to reflector | conntrack hits/misses | table swaps/s |"
+echo "| configuration | Mpps (median) | min–max | offered Mpps | ratio to reflector | conntrack hits/misses | xlb commands/s |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 for cfg in "${CONFIGS[@]}"; do
 	read -r med lo hi <<< "$(stats "$TMP/$cfg" 1)"
@@ -287,15 +305,25 @@ for cfg in "${CONFIGS[@]}"; do
 	ratio=$(echo "$med $ref_med" | awk '{ printf "%.2f", $1 / $2 }')
 	ct=- sw=-
 	if [[ $cfg != reflector ]]; then
-		if [[ $(cut -d' ' -f3 "$TMP/$cfg" | head -n1) != - ]]; then
-			ct="$(awk '{ h += $3; m += $4 } END { printf "%.0f%% / %.0f%%", 100 * h / (h + m + !(h + m)), 100 * m / (h + m + !(h + m)) }' "$TMP/$cfg")"
-		fi
+		ct=$(awk '{ h += $3; m += $4 } END {
+			if (h + m == 0) print "none counted"
+			else printf "%.0f%% / %.0f%%", 100 * h / (h + m), 100 * m / (h + m) }' "$TMP/$cfg")
 		(( med > 0 )) || { log "$cfg: xlb forwarded nothing"; status=1; }
 	fi
-	[[ $cfg != v4_swap ]] || read -r sw _ <<< "$(stats "$TMP/$cfg" 5)"
+	[[ $cfg != v4_swap && $cfg != v4_control ]] || read -r sw _ <<< "$(stats "$TMP/$cfg" 5)"
+	(( med * 10 < off * 9 )) || limited+=("${TITLE[$cfg]}")
 	echo "| ${TITLE[$cfg]} | $(mpps "$med") | $(mpps "$lo")–$(mpps "$hi") | $(mpps "$off") | $ratio | $ct | $sw |"
 done
 echo
+if [[ ${#limited[@]} -gt 0 ]]; then
+	echo "Forwarded within 10% of the offered load, so the generator may have been the limit:"
+	printf -- '- %s\n' "${limited[@]}"
+	echo
+fi
+read -r swap_med _ <<< "$(stats "$TMP/v4_swap" 1)"
+read -r control_med _ <<< "$(stats "$TMP/v4_control" 1)"
+awk -v s="$swap_med" -v c="$control_med" 'BEGIN { if (c > 0)
+	printf "Table swaps against the control: %.2f of its rate.\n\n", s / c }'
 read -r hit_med _ <<< "$(stats "$TMP/v4_hit" 1)"
 awk -v x="$hit_med" -v r="$ref_med" 'BEGIN { q = x / r
 	printf "Target: xlb with connection-table hits forwards at least 80%% of the "
