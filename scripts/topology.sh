@@ -153,16 +153,25 @@ topo_client() {
 	ip -n "$ns" -6 route add default via 2001:db8:c::1
 }
 
+# The balancer needs forwarding enabled: bpf_fib_lookup, which finds the
+# backends' next hop, refuses to answer on an interface that does not
+# forward. It has no default route, so that packets for a VIP reaching its
+# kernel while xlb is detached are refused at once (ICMP unreachable)
+# rather than routed back and forth with the router.
 topo_balancer() {
 	local j=$1 ns=${TOPO_NS_LB[$1]}
 	topo_add_ns "$ns" &&
-	topo_link "$ns" "${TOPO_LB4[j]}/24" "${TOPO_LB6[j]}/64" lb$j brs "$TOPO_MTU" &&
-	ip -n "$ns" route add default via 198.51.100.1 &&
-	ip -n "$ns" -6 route add default via 2001:db8:b::1 || return 1
+	topo_link "$ns" "${TOPO_LB4[j]}/24" "${TOPO_LB6[j]}/64" lb$j brs "$TOPO_MTU" || return 1
+	topo_sysctl "$ns" net.ipv4.conf.all.forwarding=1 net.ipv6.conf.all.forwarding=1
 	# The balancer's frames leave eth0 by XDP_TX; on veth they reach the
 	# peer only when it runs an XDP program too (a pass will do).
 	topo_in "$TOPO_NS_RT" ip link set dev lb$j xdpdrv \
 		obj "$TOPO_BUILD/pass.bpf.o" sec xdp || return 1
+	# A NIC puts complete checksums on the wire; a veth hands over a
+	# locally made packet with its TCP/UDP checksum still to be filled in
+	# (CHECKSUM_PARTIAL), which XDP_TX would send on unfinished. The
+	# router's port towards the balancer finishes it in software.
+	topo_in "$TOPO_NS_RT" ethtool -K lb$j tx off >/dev/null || return 1
 	ip -n "$TOPO_NS_RT" route add "${TOPO_VIP4[j]}/32" via "${TOPO_LB4[j]}" &&
 	ip -n "$TOPO_NS_RT" -6 route add "${TOPO_VIP6[j]}/128" via "${TOPO_LB6[j]}"
 }

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Helpers of the end-to-end tests (tests/test_e2e_*.sh), sourced after
+# tests/lib.sh: the topology of scripts/topology.sh under this run's tag,
+# xlb configured the way a user would, traffic from tests/xlb-echo, and
+# the checks every test shares.
+
+TOPO_TAG=$TL_TAG
+TOPO_PREFIX=xlbt
+TOPO_QUIET=1
+# shellcheck source=../scripts/topology.sh
+. "$XLB_TOP/scripts/topology.sh"
+ECHO=$BUILD/tests/xlb-echo
+BAND=$BUILD/tests/binomial-band
+E2E_TMP=$(mktemp -d)
+tl_on_exit "rm -rf '$E2E_TMP'"
+
+# e2e_up CASE: the topology (TOPO_* settings apply), removed at exit.
+# On failure CASE fails and the caller should stop.
+e2e_up() {
+	local name=$1
+	tl_require_root "$name" || return 1
+	tl_on_exit topo_down
+	if ! topo_up >"$E2E_TMP/topo.log" 2>&1; then
+		tl_fail "$name" "topology: $(tail -n 3 "$E2E_TMP/topo.log" | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+# e2e_xlb CASE J ARGS...: xlb on balancer J; on error CASE fails with the
+# command and its message.
+e2e_xlb() {
+	local name=$1 j=$2 out; shift 2
+	if ! out=$(topo_xlb "$j" "$@" 2>&1); then
+		tl_fail "$name" "xlb $*: $out"
+		return 1
+	fi
+	[[ -z $out ]] || printf '%s\n' "$out"
+}
+
+# e2e_config CASE J BACKEND...: attach xlb to balancer J with ip link and
+# give it its VIPs (TCP and UDP, IPv4 and IPv6) with the listed backends
+# (numbers k of b<k>), all weight 1.
+e2e_config() {
+	local name=$1 j=$2 k v; shift 2
+	if ! topo_attach "$j" >"$E2E_TMP/attach.log" 2>&1; then
+		tl_fail "$name" "attach: $(tr '\n' ' ' <"$E2E_TMP/attach.log")"
+		return 1
+	fi
+	e2e_xlb "$name" "$j" config set src4 "${TOPO_LB4[j]}" src6 "${TOPO_LB6[j]}" || return 1
+	for v in $(e2e_vips "$j"); do
+		e2e_xlb "$name" "$j" vip add "$v" || return 1
+		for k in "$@"; do
+			e2e_xlb "$name" "$j" backend add "$v" "$(e2e_be_addr "$v" "$k")" || return 1
+		done
+	done
+}
+
+# The VIPs of balancer J: TCP and UDP, each family.
+e2e_vips() {
+	local j=$1
+	echo "${TOPO_VIP4[j]}:$TOPO_PORT/tcp [${TOPO_VIP6[j]}]:$TOPO_PORT/tcp" \
+	     "${TOPO_VIP4[j]}:$TOPO_UDP_PORT/udp [${TOPO_VIP6[j]}]:$TOPO_UDP_PORT/udp"
+}
+
+# e2e_be_addr VIP K: backend K's address in the VIP's family.
+e2e_be_addr() {
+	if [[ $1 == \[* ]]; then echo "${TOPO_BE6[$2]}"; else echo "${TOPO_BE4[$2]}"; fi
+}
+
+# e2e_client I ARGS...: xlb-echo on client I.
+e2e_client() {
+	local i=$1; shift
+	topo_in "${TOPO_NS_CLIENT[i]}" "$ECHO" "$@"
+}
+
+# e2e_count FILE: "NAME COUNT" per backend from xlb-echo's report(s).
+e2e_count() {
+	awk '$1 == "backend" { n[$2] += $3 } END { for (b in n) print b, n[b] }' "$@" | sort
+}
+
+# e2e_total FILE KEY: sum of KEY=N over the summary lines.
+e2e_total() {
+	awk -v key="$2" '$1 == "summary" {
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == key) s += kv[2] }
+	} END { print s + 0 }' "$1"
+}
+
+# e2e_shares J VIP: "NAME SHARE" for each backend of VIP on balancer J,
+# the share of the table's slots as `xlb show -j` reports it; NAME is the
+# topology's name (b<k>) of the backend's address.
+e2e_shares() {
+	local j=$1 vip=$2 k addr share
+	topo_xlb "$j" -j show | jq -r --arg vip "$vip" '
+		.vips[] | select(.vip == $vip) | .backends[] |
+		"\(.addr) \(.share)"' |
+	while read -r addr share; do
+		for ((k = 1; k <= TOPO_BACKENDS; k++)); do
+			[[ $addr == "${TOPO_BE4[k]}" || $addr == "${TOPO_BE6[k]}" ]] &&
+				echo "${TOPO_BE_NAME[k]} $share"
+		done
+	done
+}
+
+# e2e_check_spread CASE N SHARES COUNTS: every backend's count of N flows
+# within the binomial band of its share (probability 1 - 1e-6 each), and
+# no flow on a backend without a share. Prints the comparison table.
+e2e_check_spread() {
+	local name=$1 n=$2 shares=$3 counts=$4 b share got lo hi bad=0
+	printf '  %-6s %8s %8s %13s %6s\n' backend share expected band got
+	while read -r b share; do
+		got=$(awk -v b="$b" '$1 == b { print $2 }' "$counts")
+		got=${got:-0}
+		read -r lo hi < <("$BAND" "$n" "$share")
+		awk -v b="$b" -v s="$share" -v n="$n" -v lo="$lo" -v hi="$hi" -v got="$got" \
+			'BEGIN { printf "  %-6s %8.4f %8.1f %6d..%-6d %6d\n", b, s, n * s, lo, hi, got }'
+		((got >= lo && got <= hi)) || bad=1
+	done <"$shares"
+	while read -r b got; do
+		grep -q "^$b " "$shares" && continue
+		printf '  %-6s %8s %8s %13s %6d  (not in the table)\n' "$b" - - - "$got"
+		bad=1
+	done <"$counts"
+	[[ -s $shares ]] || { echo "  no shares from xlb show"; bad=1; }
+	if ((bad)); then tl_fail "$name" "spread outside the binomial band"; else tl_pass "$name"; fi
+}
+
+# e2e_capture_start NS DEV FILTER: capture (headers only) on DEV in NS
+# into $E2E_TMP/cap.pcap; returns once tcpdump is listening.
+e2e_capture_start() {
+	local ns=$1 dev=$2 filter=$3 try
+	: >"$E2E_TMP/cap.err"
+	nsenter --net="/run/netns/$ns" tcpdump -i "$dev" -n -s 128 --immediate-mode -U -w "$E2E_TMP/cap.pcap" \
+		"$filter" 2>"$E2E_TMP/cap.err" &
+	E2E_CAP_PID=$!
+	for ((try = 0; try < 100; try++)); do
+		grep -q 'listening on' "$E2E_TMP/cap.err" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# e2e_capture_stop FILTER: stop the capture; prints how many of its
+# packets match FILTER.
+e2e_capture_stop() {
+	kill -INT "$E2E_CAP_PID" 2>/dev/null
+	wait "$E2E_CAP_PID" 2>/dev/null
+	tcpdump -n -r "$E2E_TMP/cap.pcap" "$1" 2>/dev/null | wc -l
+}
+
+# e2e_hold_start FILE I VIP ARGS...: long-lived connections from client I
+# (xlb-echo hold), their report in FILE and the process id in FILE.pid;
+# returns once all are open.
+e2e_hold_start() {
+	local file=$1 i=$2 vip=$3 try pid; shift 3
+	nsenter --net="/run/netns/${TOPO_NS_CLIENT[i]}" "$ECHO" hold "$vip" \
+		"$TOPO_PORT" "$@" >"$file" 2>&1 &
+	pid=$!
+	E2E_HOLD_PIDS+=("$pid")
+	echo "$pid" >"$file.pid"
+	for ((try = 0; try < 200; try++)); do
+		grep -q '^ready' "$file" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	return 1
+}
+
+# e2e_hold_status FILE: the hold's status line after its next round.
+e2e_hold_status() {
+	local file=$1 before try
+	before=$(grep -c '^status' "$file")
+	kill -USR1 "$(cat "$file.pid")" 2>/dev/null
+	for ((try = 0; try < 100; try++)); do
+		(( $(grep -c '^status' "$file") > before )) && break
+		sleep 0.05
+	done
+	grep '^status' "$file" | tail -n 1
+}
+
+# e2e_hold_stop: end every hold, each after one last exchange.
+e2e_hold_stop() {
+	local p
+	for p in "${E2E_HOLD_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${E2E_HOLD_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	E2E_HOLD_PIDS=()
+}
+
+# e2e_stat J NAME: the packet count of counter NAME in `xlb stats -j`.
+e2e_stat() {
+	topo_xlb "$1" -j stats | jq -r --arg n "$2" '.counters[$n].packets // 0'
+}

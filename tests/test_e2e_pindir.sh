@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# End to end, two xlb instances side by side: two balancers, each attached
+# with `xlb attach` and its maps in a pin directory of its own (--pin-dir),
+# each with its own VIPs over its own backends (lb1: b1 b2, lb2: b3 b4).
+#  - each instance shows only its own configuration;
+#  - each VIP's connections reach only its own balancer's backends;
+#  - changing one instance (a backend removed, another added) leaves the
+#    other's configuration, counters and connections as they were.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/e2e_lib.sh"
+
+N=400
+TOPO_BALANCERS=2
+TOPO_BACKENDS=4
+
+e2e_up pindir_topology || exit 1
+tl_bpffs
+tl_pin_dir pin1 lb1 && tl_pin_dir pin2 lb2 || { tl_fail pindir_dirs "no pin directories"; exit 1; }
+pins=("" "$pin1" "$pin2")
+
+# xlbp CASE J ARGS...: xlb on balancer J with its own --pin-dir.
+xlbp() {
+	local name=$1 j=$2 out; shift 2
+	if ! out=$(topo_in "${TOPO_NS_LB[j]}" "$XLB" --pin-dir "${pins[j]}" "$@" 2>&1); then
+		tl_fail "$name" "lb$j: xlb $*: $out"
+		return 1
+	fi
+	[[ -z $out ]] || printf '%s\n' "$out"
+}
+
+for j in 1 2; do
+	xlbp pindir_attach $j attach eth0 >/dev/null || exit 1
+	xlbp pindir_config $j config set src4 "${TOPO_LB4[j]}" src6 "${TOPO_LB6[j]}" || exit 1
+	for v in "${TOPO_VIP4[j]}:$TOPO_PORT/tcp" "[${TOPO_VIP6[j]}]:$TOPO_PORT/tcp"; do
+		xlbp pindir_config $j vip add "$v" || exit 1
+		for k in $((2 * j - 1)) $((2 * j)); do
+			xlbp pindir_config $j backend add "$v" "$(e2e_be_addr "$v" $k)" || exit 1
+		done
+	done
+done
+
+# vips_of J: the VIPs instance J shows.
+vips_of() { xlbp "pindir_show_lb$1" "$1" -j show | jq -r '[.vips[].vip] | sort | join(" ")'; }
+v1=$(vips_of 1) v2=$(vips_of 2)
+echo "  lb1 shows: $v1"
+echo "  lb2 shows: $v2"
+tl_check pindir_each_shows_own_config test \
+	"$v1" == "${TOPO_VIP4[1]}:$TOPO_PORT/tcp [${TOPO_VIP6[1]}]:$TOPO_PORT/tcp" -a \
+	"$v2" == "${TOPO_VIP4[2]}:$TOPO_PORT/tcp [${TOPO_VIP6[2]}]:$TOPO_PORT/tcp"
+
+# only_on CASE FILE B...: every connection completed, on the backends B
+# alone, each of which took some.
+only_on() {
+	local name=$1 f=$2 b; shift 2
+	echo "  $name: $(e2e_count "$f" | tr '\n' ' ')($(e2e_total "$f" ok) of $N)"
+	[[ $(e2e_total "$f" ok) -eq $N ]] || { tl_fail "$name" "not all completed"; return; }
+	[[ $(e2e_count "$f" | wc -l) -eq $# ]] || { tl_fail "$name" "other backends took connections"; return; }
+	for b in "$@"; do
+		e2e_count "$f" | grep -q "^$b " || { tl_fail "$name" "$b took none"; return; }
+	done
+	tl_pass "$name"
+}
+
+e2e_client 1 conns "${TOPO_VIP4[1]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/a4"
+e2e_client 2 conns "${TOPO_VIP6[1]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/a6"
+e2e_client 1 conns "${TOPO_VIP4[2]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/b4"
+e2e_client 2 conns "${TOPO_VIP6[2]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/b6"
+only_on pindir_lb1_ipv4_on_its_backends "$E2E_TMP/a4" b1 b2
+only_on pindir_lb1_ipv6_on_its_backends "$E2E_TMP/a6" b1 b2
+only_on pindir_lb2_ipv4_on_its_backends "$E2E_TMP/b4" b3 b4
+only_on pindir_lb2_ipv6_on_its_backends "$E2E_TMP/b6" b3 b4
+
+# Change lb2 alone: b3 out, b1 in.
+show1=$(xlbp pindir_show 1 -j show)
+stats1=$(xlbp pindir_stats 1 -j stats | jq -c '.counters.forward')
+for v in "${TOPO_VIP4[2]}:$TOPO_PORT/tcp" "[${TOPO_VIP6[2]}]:$TOPO_PORT/tcp"; do
+	xlbp pindir_change 2 backend del "$v" "$(e2e_be_addr "$v" 3)" &&
+	xlbp pindir_change 2 backend add "$v" "$(e2e_be_addr "$v" 1)" || exit 1
+done
+e2e_client 1 conns "${TOPO_VIP4[2]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/c4"
+only_on pindir_lb2_changed "$E2E_TMP/c4" b1 b4
+tl_check pindir_lb1_config_untouched test "$(xlbp pindir_show 1 -j show)" == "$show1"
+tl_check pindir_lb1_counters_untouched \
+	test "$(xlbp pindir_stats 1 -j stats | jq -c '.counters.forward')" == "$stats1"
+e2e_client 2 conns "${TOPO_VIP4[1]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/d4"
+only_on pindir_lb1_still_on_its_backends "$E2E_TMP/d4" b1 b2
+
+for j in 1 2; do xlbp pindir_detach $j detach eth0; done
+exit "$TL_FAILED"
