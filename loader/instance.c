@@ -278,6 +278,17 @@ int xlb_map_update(int fd, const void *key, const void *value, __u64 flags)
 	return 0;
 }
 
+int xlb_map_update_batch(int fd, const void *keys, const void *values,
+			 __u32 n)
+{
+	__u32 count = n;
+
+	if (bpf_map_update_batch(fd, keys, values, &count, NULL))
+		return -errno;
+	write_done();
+	return 0;
+}
+
 int xlb_map_delete(int fd, const void *key)
 {
 	if (bpf_map_delete_elem(fd, key))

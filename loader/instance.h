@@ -50,6 +50,9 @@ int xlb_pin_dir_prepare(const char *dir);
  */
 int xlb_map_update(int fd, const void *key, const void *value, __u64 flags);
 int xlb_map_delete(int fd, const void *key);
+/* n elements in one BPF_MAP_UPDATE_BATCH: one write. */
+int xlb_map_update_batch(int fd, const void *keys, const void *values,
+			 __u32 n);
 /*
  * Install a VIP's table (see table_map.h), counted as one write. The swap
  * is live for packets the moment the kernel exchanges the outer entry, but

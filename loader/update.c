@@ -30,31 +30,41 @@ static int zero_counter(int fd, __u32 id)
 	return xlb_map_update(fd, &id, zeros, 0);
 }
 
-static int write_backend(struct xlb_instance *inst, struct xlb_state *st,
-			 __u32 id, const struct xlb_backend *b)
-{
-	int err = xlb_map_update(inst->backends_fd, &id, b, 0);
+/*
+ * Backend records written together in one batch update: a kill lands
+ * before or after the syscall, never inside it, so a VIP's change of
+ * records is all there or not at all, and the next command never finishes
+ * a change that was only half written down.
+ */
+struct record_batch {
+	__u32 n, n_new;
+	__u32 ids[XLB_MAX_BACKENDS];
+	struct xlb_backend recs[XLB_MAX_BACKENDS];
+	__u32 new_ids[XLB_MAX_BACKENDS];	/* counters to reset */
+};
 
-	if (err) {
-		p_err("cannot write backend record %u in %s/%s: %s", id,
-		      inst->dir, XLB_MAP_BACKENDS, strerror(-err));
-		return err;
-	}
+static struct record_batch batch;
+
+/* Queue a record; the state sees it at once, so ids are not handed out
+ * twice. */
+static void batch_put(struct xlb_state *st, __u32 id,
+		      const struct xlb_backend *b)
+{
+	batch.ids[batch.n] = id;
+	batch.recs[batch.n++] = *b;
 	st->backends[id] = *b;
-	return 0;
 }
 
 /* The record keeps its gen, so the slot's next backend gets a new one. */
-static int free_backend(struct xlb_instance *inst, struct xlb_state *st,
-			__u32 id)
+static void batch_free(struct xlb_state *st, __u32 id)
 {
 	struct xlb_backend b = { .gen = st->backends[id].gen };
 
-	return write_backend(inst, st, id, &b);
+	batch_put(st, id, &b);
 }
 
-static int alloc_backend(struct xlb_instance *inst, struct xlb_state *st,
-			 __u32 vip_id, const struct xlb_want *w)
+static int batch_alloc(struct xlb_state *st, __u32 vip_id,
+		       const struct xlb_want *w)
 {
 	struct xlb_backend b = {
 		.vip_id = vip_id,
@@ -62,7 +72,7 @@ static int alloc_backend(struct xlb_instance *inst, struct xlb_state *st,
 		.family = w->family,
 		.flags = XLB_BE_F_IN_USE,
 	};
-	int id, err;
+	int id;
 
 	id = xlb_state_alloc_backend_id(st);
 	if (id < 0) {
@@ -71,14 +81,34 @@ static int alloc_backend(struct xlb_instance *inst, struct xlb_state *st,
 	}
 	memcpy(b.addr, w->addr, sizeof(b.addr));
 	b.gen = st->backends[id].gen + 1;
-	/* A new backend starts from zero, not from its slot's last user. */
-	err = zero_counter(inst->backend_stats_fd, id);
+	batch.new_ids[batch.n_new++] = id;
+	batch_put(st, id, &b);
+	return 0;
+}
+
+static int batch_write(struct xlb_instance *inst)
+{
+	__u32 i;
+	int err = 0;
+
+	/* A new backend starts from zero, not from its slot's last user:
+	 * reset before the record can be reached. */
+	for (i = 0; i < batch.n_new && !err; i++)
+		err = zero_counter(inst->backend_stats_fd, batch.new_ids[i]);
 	if (err) {
-		p_err("cannot reset counters of backend %d: %s", id,
-		      strerror(-err));
-		return err;
+		p_err("cannot reset backend counters in %s/%s: %s", inst->dir,
+		      XLB_MAP_BACKEND_STATS, strerror(-err));
+		goto out;
 	}
-	return write_backend(inst, st, id, &b);
+	if (batch.n)
+		err = xlb_map_update_batch(inst->backends_fd, batch.ids,
+					   batch.recs, batch.n);
+	if (err)
+		p_err("cannot write %u backend records in %s/%s: %s", batch.n,
+		      inst->dir, XLB_MAP_BACKENDS, strerror(-err));
+out:
+	batch.n = batch.n_new = 0;
+	return err;
 }
 
 static int write_vip(struct xlb_instance *inst, const struct xlb_state_vip *v,
@@ -148,7 +178,6 @@ static int free_backends_of(struct xlb_instance *inst, struct xlb_state *st,
 {
 	struct xlb_backend *b;
 	__u32 i;
-	int err;
 
 	for (i = 1; i < XLB_MAX_BACKENDS; i++) {
 		b = &st->backends[i];
@@ -156,11 +185,9 @@ static int free_backends_of(struct xlb_instance *inst, struct xlb_state *st,
 			continue;
 		if (removed_only && !(b->flags & XLB_BE_F_REMOVED))
 			continue;
-		err = free_backend(inst, st, i);
-		if (err)
-			return err;
+		batch_free(st, i);
 	}
-	return 0;
+	return batch_write(inst);
 }
 
 /* Roll a VIP left DIRTY forward: its records are what was wanted. */
@@ -200,10 +227,11 @@ static int free_leftovers(struct xlb_instance *inst, struct xlb_state *st)
 		if (b->vip_id < XLB_MAX_VIPS && held[b->vip_id] &&
 		    !(b->flags & XLB_BE_F_REMOVED))
 			continue;
-		err = free_backend(inst, st, i);
-		if (err)
-			return err;
+		batch_free(st, i);
 	}
+	err = batch_write(inst);
+	if (err)
+		return err;
 	for (i = 0; i < XLB_MAX_VIPS; i++) {
 		if (held[i] || bpf_map_lookup_elem(inst->tables_fd, &i, &inner_id))
 			continue;
@@ -437,11 +465,13 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 		return err;
 	}
 	for (i = 0; i < n; i++) {
-		err = alloc_backend(inst, st, id, &want[i]);
+		err = batch_alloc(st, id, &want[i]);
 		if (err)
 			return err;
 	}
-	err = install_table(inst, st, key, id, m);
+	err = batch_write(inst);
+	if (!err)
+		err = install_table(inst, st, key, id, m);
 	if (err)
 		return err;
 
@@ -482,30 +512,31 @@ static int vip_modify(struct xlb_instance *inst, struct xlb_state *st,
 	if (err)
 		return err;
 
+	/* New records, new weights and REMOVED marks: one batch. */
 	k = xlb_state_vip_backends(st, v->vip.id, ids);
 	for (i = 0; i < n; i++) {
 		id = xlb_state_backend_find(st, v->vip.id, want[i].addr,
 					    want[i].family);
-		err = 0;
 		if (!id) {
-			err = alloc_backend(inst, st, v->vip.id, &want[i]);
+			err = batch_alloc(st, v->vip.id, &want[i]);
+			if (err)
+				return err;
 		} else if (st->backends[id].weight != want[i].weight) {
 			b = st->backends[id];
 			b.weight = want[i].weight;
-			err = write_backend(inst, st, id, &b);
+			batch_put(st, id, &b);
 		}
-		if (err)
-			return err;
 	}
 	for (i = 0; i < k; i++) {
 		b = st->backends[ids[i]];
 		if (want_has(want, n, &b, &weight))
 			continue;
 		b.flags |= XLB_BE_F_REMOVED;
-		err = write_backend(inst, st, ids[i], &b);
-		if (err)
-			return err;
+		batch_put(st, ids[i], &b);
 	}
+	err = batch_write(inst);
+	if (err)
+		return err;
 
 	err = install_table(inst, st, &v->key, v->vip.id, v->vip.table_size);
 	if (!err)
