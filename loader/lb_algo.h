@@ -32,7 +32,13 @@ enum lb_algo_kind {
 struct lb_params {
 	__u32 table_size;	/* Maglev M (prime); ring: sample points for stats */
 	__u32 vnodes;		/* ring: tokens per unit of weight */
+	__u64 seed;		/* perturbs the identity hashes; 0 (the datapath's
+				 * tables) unless exploring other hash functions */
 };
+
+/* The ring's tokens: vnodes * weight / (gcd of the weights) per backend,
+ * at most this many in all (lb_build returns -E2BIG beyond). */
+#define LB_RING_MAX_TOKENS	(1U << 22)
 
 struct lb;	/* a built table of one algorithm */
 
@@ -46,6 +52,12 @@ int lb_build(enum lb_algo_kind kind, const struct lb_backend *backends,
  * no backend has a positive weight. */
 int lb_lookup(const struct lb *lb, __u64 flow_hash);
 void lb_free(struct lb *lb);
+
+/* lb_slot - the backend of slot k < table_size, as lb_lookup: Maglev's
+ * table entry k; for the other algorithms the owner of the k-th of
+ * table_size evenly spaced flow hashes, so that every algorithm can be
+ * printed, measured and compared as a table. */
+int lb_slot(const struct lb *lb, __u32 k);
 
 const char *lb_algo_name(enum lb_algo_kind kind);
 /* Parse an algorithm name; returns the kind or -EINVAL. */

@@ -12,5 +12,4 @@ int fn(int argc, char **argv)					\
 	return -EOPNOTSUPP;					\
 }
 
-PENDING(do_table, "table")
 PENDING(do_replay, "replay")
