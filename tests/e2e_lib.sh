@@ -10,7 +10,8 @@ TOPO_PREFIX=xlbt
 TOPO_QUIET=1
 # shellcheck source=../scripts/topology.sh
 . "$XLB_TOP/scripts/topology.sh"
-ECHO=$BUILD/tests/xlb-echo
+# shellcheck source=../scripts/traffic.sh
+. "$XLB_TOP/scripts/traffic.sh"
 BAND=$BUILD/tests/binomial-band
 E2E_TMP=$(mktemp -d)
 tl_on_exit "rm -rf '$E2E_TMP'"
@@ -51,7 +52,7 @@ e2e_config() {
 	for v in $(e2e_vips "$j"); do
 		e2e_xlb "$name" "$j" vip add "$v" || return 1
 		for k in "$@"; do
-			e2e_xlb "$name" "$j" backend add "$v" "$(e2e_be_addr "$v" "$k")" || return 1
+			e2e_xlb "$name" "$j" backend add "$v" "$(traffic_be_addr "$v" "$k")" || return 1
 		done
 	done
 }
@@ -61,45 +62,6 @@ e2e_vips() {
 	local j=$1
 	echo "${TOPO_VIP4[j]}:$TOPO_PORT/tcp [${TOPO_VIP6[j]}]:$TOPO_PORT/tcp" \
 	     "${TOPO_VIP4[j]}:$TOPO_UDP_PORT/udp [${TOPO_VIP6[j]}]:$TOPO_UDP_PORT/udp"
-}
-
-# e2e_be_addr VIP K: backend K's address in the VIP's family.
-e2e_be_addr() {
-	if [[ $1 == \[* ]]; then echo "${TOPO_BE6[$2]}"; else echo "${TOPO_BE4[$2]}"; fi
-}
-
-# e2e_client I ARGS...: xlb-echo on client I.
-e2e_client() {
-	local i=$1; shift
-	topo_in "${TOPO_NS_CLIENT[i]}" "$ECHO" "$@"
-}
-
-# e2e_count FILE: "NAME COUNT" per backend from xlb-echo's report(s).
-e2e_count() {
-	awk '$1 == "backend" { n[$2] += $3 } END { for (b in n) print b, n[b] }' "$@" | sort
-}
-
-# e2e_total FILE KEY: sum of KEY=N over the summary lines.
-e2e_total() {
-	awk -v key="$2" '$1 == "summary" {
-		for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == key) s += kv[2] }
-	} END { print s + 0 }' "$1"
-}
-
-# e2e_shares J VIP: "NAME SHARE" for each backend of VIP on balancer J,
-# the share of the table's slots as `xlb show -j` reports it; NAME is the
-# topology's name (b<k>) of the backend's address.
-e2e_shares() {
-	local j=$1 vip=$2 k addr share
-	topo_xlb "$j" -j show | jq -r --arg vip "$vip" '
-		.vips[] | select(.vip == $vip) | .backends[] |
-		"\(.addr) \(.share)"' |
-	while read -r addr share; do
-		for ((k = 1; k <= TOPO_BACKENDS; k++)); do
-			[[ $addr == "${TOPO_BE4[k]}" || $addr == "${TOPO_BE6[k]}" ]] &&
-				echo "${TOPO_BE_NAME[k]} $share"
-		done
-	done
 }
 
 # e2e_check_spread CASE N SHARES COUNTS: every backend's count of N flows
@@ -146,44 +108,6 @@ e2e_capture_stop() {
 	kill -INT "$E2E_CAP_PID" 2>/dev/null
 	wait "$E2E_CAP_PID" 2>/dev/null
 	tcpdump -n -r "$E2E_TMP/cap.pcap" "$1" 2>/dev/null | wc -l
-}
-
-# e2e_hold_start FILE I VIP ARGS...: long-lived connections from client I
-# (xlb-echo hold), their report in FILE and the process id in FILE.pid;
-# returns once all are open.
-e2e_hold_start() {
-	local file=$1 i=$2 vip=$3 try pid; shift 3
-	nsenter --net="/run/netns/${TOPO_NS_CLIENT[i]}" "$ECHO" hold "$vip" \
-		"$TOPO_PORT" "$@" >"$file" 2>&1 &
-	pid=$!
-	E2E_HOLD_PIDS+=("$pid")
-	echo "$pid" >"$file.pid"
-	for ((try = 0; try < 200; try++)); do
-		grep -q '^ready' "$file" && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	return 1
-}
-
-# e2e_hold_status FILE: the hold's status line after its next round.
-e2e_hold_status() {
-	local file=$1 before try
-	before=$(grep -c '^status' "$file")
-	kill -USR1 "$(cat "$file.pid")" 2>/dev/null
-	for ((try = 0; try < 100; try++)); do
-		(( $(grep -c '^status' "$file") > before )) && break
-		sleep 0.05
-	done
-	grep '^status' "$file" | tail -n 1
-}
-
-# e2e_hold_stop: end every hold, each after one last exchange.
-e2e_hold_stop() {
-	local p
-	for p in "${E2E_HOLD_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${E2E_HOLD_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	E2E_HOLD_PIDS=()
 }
 
 # e2e_stat J NAME: the packet count of counter NAME in `xlb stats -j`.

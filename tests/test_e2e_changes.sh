@@ -21,20 +21,20 @@ HELD=48
 NEW=600
 TOPO_BACKENDS=4
 HOLD=(-n "$HELD" --interval-ms 100 --stall-ms 1000)
-E2E_HOLD_PIDS=()
+TRAFFIC_HOLD_PIDS=()
 
 e2e_up changes_topology || exit 1
 e2e_config changes_config 1 1 2 3 || exit 1
 vip4=${TOPO_VIP4[1]} vip6=${TOPO_VIP6[1]}
 tcp4="$vip4:$TOPO_PORT/tcp" tcp6="[$vip6]:$TOPO_PORT/tcp"
-tl_on_exit e2e_hold_stop
+tl_on_exit traffic_hold_stop
 
 # hold_ok CASE: passes when every held connection still answers.
 hold_ok() {
 	local name=$1 f line ok=1
 	for f in "$E2E_TMP"/hold.*[0-9a-z]; do
 		[[ $f == *.pid ]] && continue
-		line=$(e2e_hold_status "$f")
+		line=$(traffic_hold_status "$f")
 		echo "  ${f##*/}: ${line:-no status}"
 		[[ $line == *"reset=0 stall=0 moved=0"* ]] || ok=0
 	done
@@ -45,17 +45,17 @@ hold_ok() {
 # counts into $E2E_TMP/new.CASE and fails CASE unless all complete.
 new_conns() {
 	local name=$1 i=$2 vip=$3 f=$E2E_TMP/new.$1
-	e2e_client "$i" conns "$vip" "$TOPO_PORT" -n "$NEW" -P 16 -q >"$f"
-	echo "  new connections: $(e2e_count "$f" | tr '\n' ' ')($(e2e_total "$f" ok) of $NEW)"
-	[[ $(e2e_total "$f" ok) -eq $NEW ]] || tl_fail "$name" "not every new connection completed"
+	traffic_client "$i" conns "$vip" "$TOPO_PORT" -n "$NEW" -P 16 -q >"$f"
+	echo "  new connections: $(traffic_count "$f" | tr '\n' ' ')($(traffic_total "$f" ok) of $NEW)"
+	[[ $(traffic_total "$f" ok) -eq $NEW ]] || tl_fail "$name" "not every new connection completed"
 }
 
-count_of() { e2e_count "$E2E_TMP/new.$1" | awk -v b="$2" '$1 == b { print $2 }' | grep . || echo 0; }
+count_of() { traffic_count "$E2E_TMP/new.$1" | awk -v b="$2" '$1 == b { print $2 }' | grep . || echo 0; }
 
 # start_holds TAG: HELD connections per family, in hold.TAG-v4 and -v6.
 start_holds() {
-	e2e_hold_start "$E2E_TMP/hold.$1-v4" 1 "$vip4" "${HOLD[@]}" &&
-	e2e_hold_start "$E2E_TMP/hold.$1-v6" 2 "$vip6" "${HOLD[@]}"
+	traffic_hold_start "$E2E_TMP/hold.$1-v4" 1 "$vip4" "${HOLD[@]}" &&
+	traffic_hold_start "$E2E_TMP/hold.$1-v6" 2 "$vip6" "${HOLD[@]}"
 }
 
 settle() { sleep 1.3; }	# more than one stall time
@@ -65,15 +65,15 @@ if ! start_holds a; then
 	tl_fail long_lived_open "could not open $HELD connections per family"
 	exit 1
 fi
-echo "  held: $(cat "$E2E_TMP"/hold.a-v4 "$E2E_TMP"/hold.a-v6 | e2e_count /dev/stdin | tr '\n' ' ')"
+echo "  held: $(cat "$E2E_TMP"/hold.a-v4 "$E2E_TMP"/hold.a-v6 | traffic_count /dev/stdin | tr '\n' ' ')"
 
-for v in "$tcp4" "$tcp6"; do e2e_xlb add_backend 1 backend add "$v" "$(e2e_be_addr "$v" 4)"; done
+for v in "$tcp4" "$tcp6"; do e2e_xlb add_backend 1 backend add "$v" "$(traffic_be_addr "$v" 4)"; done
 settle
 hold_ok long_lived_survive_add_backend
 new_conns new_conns_reach_added_backend 1 "$vip4"
 tl_check new_conns_reach_added_backend test "$(count_of new_conns_reach_added_backend b4)" -gt 0
 
-for v in "$tcp4" "$tcp6"; do e2e_xlb drain_backend 1 backend set "$v" "$(e2e_be_addr "$v" 2)" --weight 0; done
+for v in "$tcp4" "$tcp6"; do e2e_xlb drain_backend 1 backend set "$v" "$(traffic_be_addr "$v" 2)" --weight 0; done
 settle
 hold_ok long_lived_survive_drain
 new_conns new_conns_avoid_drained_backend 2 "$vip4"
@@ -90,7 +90,7 @@ topo_xlb 1 -j show | jq --argjson w "$weights" \
 e2e_xlb apply_reweight 1 apply "$E2E_TMP/reweight.json" >/dev/null
 settle
 hold_ok long_lived_survive_apply_reweight
-e2e_hold_stop
+traffic_hold_stop
 bad=$(cat "$E2E_TMP"/hold.a-v4 "$E2E_TMP"/hold.a-v6 | grep -c '^hold .* \(reset\|stall\|moved\) ')
 echo "  $bad of $((2 * HELD)) long-lived connections broke; $(grep -h '^summary' "$E2E_TMP"/hold.a-v* | tr '\n' ' ')"
 tl_check long_lived_none_broke test "$bad" -eq 0
@@ -101,9 +101,9 @@ if ! start_holds r; then
 	tl_fail remove_open "could not open $HELD connections per family"
 	exit 1
 fi
-for v in "$tcp4" "$tcp6"; do e2e_xlb remove_backend 1 backend del "$v" "$(e2e_be_addr "$v" 1)"; done
+for v in "$tcp4" "$tcp6"; do e2e_xlb remove_backend 1 backend del "$v" "$(traffic_be_addr "$v" 1)"; done
 settle
-e2e_hold_stop
+traffic_hold_stop
 on_b1=$(cat "$E2E_TMP"/hold.r-v4 "$E2E_TMP"/hold.r-v6 | awk '$1 == "hold" && $5 == "b1"' | wc -l)
 b1_broke=$(cat "$E2E_TMP"/hold.r-v4 "$E2E_TMP"/hold.r-v6 |
 	awk '$1 == "hold" && $5 == "b1" && ($4 == "reset" || $4 == "stall")' | wc -l)
@@ -118,9 +118,9 @@ tl_check new_conns_avoid_removed_backend test "$(count_of new_conns_avoid_remove
 # --- detach and attach again ---
 show_before=$(topo_xlb 1 -j show)
 topo_detach 1
-e2e_client 1 conns "$vip4" "$TOPO_PORT" -n 8 -P 8 --timeout-ms 1000 -q >"$E2E_TMP/detached"
-echo "  detached: $(e2e_total "$E2E_TMP/detached" ok) of 8 connections completed"
-tl_check detach_stops_service test "$(e2e_total "$E2E_TMP/detached" ok)" -eq 0
+traffic_client 1 conns "$vip4" "$TOPO_PORT" -n 8 -P 8 --timeout-ms 1000 -q >"$E2E_TMP/detached"
+echo "  detached: $(traffic_total "$E2E_TMP/detached" ok) of 8 connections completed"
+tl_check detach_stops_service test "$(traffic_total "$E2E_TMP/detached" ok)" -eq 0
 show_after=$(topo_xlb 1 -j show)
 tl_check detach_keeps_config_in_pinned_maps test -n "$show_before" -a "$show_before" == "$show_after"
 if ! topo_attach 1 >"$E2E_TMP/attach.log" 2>&1; then
@@ -128,6 +128,6 @@ if ! topo_attach 1 >"$E2E_TMP/attach.log" 2>&1; then
 	exit 1
 fi
 new_conns reattach_traffic_resumes 2 "$vip6"
-tl_check reattach_traffic_resumes test "$(e2e_total "$E2E_TMP/new.reattach_traffic_resumes" ok)" -eq "$NEW"
+tl_check reattach_traffic_resumes test "$(traffic_total "$E2E_TMP/new.reattach_traffic_resumes" ok)" -eq "$NEW"
 tl_check reattach_same_config test "$(topo_xlb 1 -j show)" == "$show_before"
 exit "$TL_FAILED"

@@ -33,14 +33,14 @@ transfer() {
 	local mode=$1 p1 p2 ok
 	e2e_capture_start "$TOPO_NS_RT" lb1 "ip proto 4 or ip6 proto 41" ||
 		tl_fail "${mode}_capture" "tcpdump did not start"
-	e2e_client 1 bulk "${TOPO_VIP4[1]}" "$TOPO_PORT" -n $PER_FAMILY --bytes $BYTES >"$E2E_TMP/bulk4.$mode" &
+	traffic_client 1 bulk "${TOPO_VIP4[1]}" "$TOPO_PORT" -n $PER_FAMILY --bytes $BYTES >"$E2E_TMP/bulk4.$mode" &
 	p1=$!
-	e2e_client 2 bulk "${TOPO_VIP6[1]}" "$TOPO_PORT" -n $PER_FAMILY --bytes $BYTES >"$E2E_TMP/bulk6.$mode" &
+	traffic_client 2 bulk "${TOPO_VIP6[1]}" "$TOPO_PORT" -n $PER_FAMILY --bytes $BYTES >"$E2E_TMP/bulk6.$mode" &
 	p2=$!
 	wait $p1 $p2
 	e2e_capture_stop "" >/dev/null
 	grep -h '^bulk' "$E2E_TMP/bulk4.$mode" "$E2E_TMP/bulk6.$mode" | sed 's/^/  /'
-	ok=$(( $(e2e_total "$E2E_TMP/bulk4.$mode" ok) + $(e2e_total "$E2E_TMP/bulk6.$mode" ok) ))
+	ok=$(( $(traffic_total "$E2E_TMP/bulk4.$mode" ok) + $(traffic_total "$E2E_TMP/bulk6.$mode" ok) ))
 	tl_check "${mode}_10MiB_transfers_complete" test "$ok" -eq $((2 * PER_FAMILY))
 	E2E_LARGEST=$(largest_frame)
 	echo "  $mode: largest encapsulated frame from the balancer: $E2E_LARGEST bytes"

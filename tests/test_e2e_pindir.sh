@@ -37,7 +37,7 @@ for j in 1 2; do
 	for v in "${TOPO_VIP4[j]}:$TOPO_PORT/tcp" "[${TOPO_VIP6[j]}]:$TOPO_PORT/tcp"; do
 		xlbp pindir_config $j vip add "$v" || exit 1
 		for k in $((2 * j - 1)) $((2 * j)); do
-			xlbp pindir_config $j backend add "$v" "$(e2e_be_addr "$v" $k)" || exit 1
+			xlbp pindir_config $j backend add "$v" "$(traffic_be_addr "$v" $k)" || exit 1
 		done
 	done
 done
@@ -55,19 +55,19 @@ tl_check pindir_each_shows_own_config test \
 # alone, each of which took some.
 only_on() {
 	local name=$1 f=$2 b; shift 2
-	echo "  $name: $(e2e_count "$f" | tr '\n' ' ')($(e2e_total "$f" ok) of $N)"
-	[[ $(e2e_total "$f" ok) -eq $N ]] || { tl_fail "$name" "not all completed"; return; }
-	[[ $(e2e_count "$f" | wc -l) -eq $# ]] || { tl_fail "$name" "other backends took connections"; return; }
+	echo "  $name: $(traffic_count "$f" | tr '\n' ' ')($(traffic_total "$f" ok) of $N)"
+	[[ $(traffic_total "$f" ok) -eq $N ]] || { tl_fail "$name" "not all completed"; return; }
+	[[ $(traffic_count "$f" | wc -l) -eq $# ]] || { tl_fail "$name" "other backends took connections"; return; }
 	for b in "$@"; do
-		e2e_count "$f" | grep -q "^$b " || { tl_fail "$name" "$b took none"; return; }
+		traffic_count "$f" | grep -q "^$b " || { tl_fail "$name" "$b took none"; return; }
 	done
 	tl_pass "$name"
 }
 
-e2e_client 1 conns "${TOPO_VIP4[1]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/a4"
-e2e_client 2 conns "${TOPO_VIP6[1]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/a6"
-e2e_client 1 conns "${TOPO_VIP4[2]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/b4"
-e2e_client 2 conns "${TOPO_VIP6[2]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/b6"
+traffic_client 1 conns "${TOPO_VIP4[1]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/a4"
+traffic_client 2 conns "${TOPO_VIP6[1]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/a6"
+traffic_client 1 conns "${TOPO_VIP4[2]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/b4"
+traffic_client 2 conns "${TOPO_VIP6[2]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/b6"
 only_on pindir_lb1_ipv4_on_its_backends "$E2E_TMP/a4" b1 b2
 only_on pindir_lb1_ipv6_on_its_backends "$E2E_TMP/a6" b1 b2
 only_on pindir_lb2_ipv4_on_its_backends "$E2E_TMP/b4" b3 b4
@@ -77,15 +77,15 @@ only_on pindir_lb2_ipv6_on_its_backends "$E2E_TMP/b6" b3 b4
 show1=$(xlbp pindir_show 1 -j show)
 stats1=$(xlbp pindir_stats 1 -j stats | jq -c '.counters.forward')
 for v in "${TOPO_VIP4[2]}:$TOPO_PORT/tcp" "[${TOPO_VIP6[2]}]:$TOPO_PORT/tcp"; do
-	xlbp pindir_change 2 backend del "$v" "$(e2e_be_addr "$v" 3)" &&
-	xlbp pindir_change 2 backend add "$v" "$(e2e_be_addr "$v" 1)" || exit 1
+	xlbp pindir_change 2 backend del "$v" "$(traffic_be_addr "$v" 3)" &&
+	xlbp pindir_change 2 backend add "$v" "$(traffic_be_addr "$v" 1)" || exit 1
 done
-e2e_client 1 conns "${TOPO_VIP4[2]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/c4"
+traffic_client 1 conns "${TOPO_VIP4[2]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/c4"
 only_on pindir_lb2_changed "$E2E_TMP/c4" b1 b4
 tl_check pindir_lb1_config_untouched test "$(xlbp pindir_show 1 -j show)" == "$show1"
 tl_check pindir_lb1_counters_untouched \
 	test "$(xlbp pindir_stats 1 -j stats | jq -c '.counters.forward')" == "$stats1"
-e2e_client 2 conns "${TOPO_VIP4[1]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/d4"
+traffic_client 2 conns "${TOPO_VIP4[1]}" "$TOPO_PORT" -n $N -q >"$E2E_TMP/d4"
 only_on pindir_lb1_still_on_its_backends "$E2E_TMP/d4" b1 b2
 
 for j in 1 2; do xlbp pindir_detach $j detach eth0; done

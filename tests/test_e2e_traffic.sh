@@ -33,19 +33,19 @@ fwd0=$(e2e_stat 1 forward)
 # tcp_spread FAMILY VIP VIPKEY: CONNS connections, half from each client.
 tcp_spread() {
 	local fam=$1 vip=$2 key=$3 p1 p2 ok
-	e2e_client 1 conns "$vip" "$TOPO_PORT" -n $((CONNS / 2)) -P 16 >"$E2E_TMP/c1.$fam" &
+	traffic_client 1 conns "$vip" "$TOPO_PORT" -n $((CONNS / 2)) -P 16 >"$E2E_TMP/c1.$fam" &
 	p1=$!
-	e2e_client 2 conns "$vip" "$TOPO_PORT" -n $((CONNS - CONNS / 2)) -P 16 >"$E2E_TMP/c2.$fam" &
+	traffic_client 2 conns "$vip" "$TOPO_PORT" -n $((CONNS - CONNS / 2)) -P 16 >"$E2E_TMP/c2.$fam" &
 	p2=$!
 	wait $p1 $p2
-	ok=$(( $(e2e_total "$E2E_TMP/c1.$fam" ok) + $(e2e_total "$E2E_TMP/c2.$fam" ok) ))
+	ok=$(( $(traffic_total "$E2E_TMP/c1.$fam" ok) + $(traffic_total "$E2E_TMP/c2.$fam" ok) ))
 	echo "  tcp$fam: $ok of $CONNS connections completed" \
-	     "($(e2e_total "$E2E_TMP/c1.$fam" elapsed_ms) ms, $(e2e_total "$E2E_TMP/c2.$fam" elapsed_ms) ms)"
+	     "($(traffic_total "$E2E_TMP/c1.$fam" elapsed_ms) ms, $(traffic_total "$E2E_TMP/c2.$fam" elapsed_ms) ms)"
 	grep -h -m 5 '^conn .* \(timeout\|reset\|refused\|closed\|error\|bad-reply\|unreachable\)' \
 		"$E2E_TMP/c1.$fam" "$E2E_TMP/c2.$fam" | sed 's/^/  /'
 	tl_check "tcp${fam}_${CONNS}_connections_complete" test "$ok" -eq "$CONNS"
-	e2e_shares 1 "$key" >"$E2E_TMP/shares.$fam"
-	e2e_count "$E2E_TMP/c1.$fam" "$E2E_TMP/c2.$fam" >"$E2E_TMP/counts.$fam"
+	traffic_shares 1 "$key" >"$E2E_TMP/shares.$fam"
+	traffic_count "$E2E_TMP/c1.$fam" "$E2E_TMP/c2.$fam" >"$E2E_TMP/counts.$fam"
 	e2e_check_spread "tcp${fam}_spread_within_binomial_band" "$ok" \
 		"$E2E_TMP/shares.$fam" "$E2E_TMP/counts.$fam"
 }
@@ -56,14 +56,14 @@ tcp_spread 6 "$vip6" "[$vip6]:$TOPO_PORT/tcp"
 # udp_request_response FAMILY VIP VIPKEY
 udp_request_response() {
 	local fam=$1 vip=$2 key=$3 ok wrong
-	e2e_client 1 udp "$vip" "$TOPO_UDP_PORT" -n $DGRAMS -P 8 >"$E2E_TMP/u.$fam"
-	ok=$(e2e_total "$E2E_TMP/u.$fam" ok)
+	traffic_client 1 udp "$vip" "$TOPO_UDP_PORT" -n $DGRAMS -P 8 >"$E2E_TMP/u.$fam"
+	ok=$(traffic_total "$E2E_TMP/u.$fam" ok)
 	wrong=$(grep -c '^dgram .* wrong-source' "$E2E_TMP/u.$fam")
 	echo "  udp$fam: $ok of $DGRAMS answered from the VIP, $wrong from elsewhere"
 	grep -m 5 '^dgram .* \(timeout\|wrong-source\|bad-reply\|error\)' "$E2E_TMP/u.$fam" | sed 's/^/  /'
 	tl_check "udp${fam}_request_response_from_vip" test "$ok" -eq "$DGRAMS"
-	e2e_shares 1 "$key" >"$E2E_TMP/ushares.$fam"
-	e2e_count "$E2E_TMP/u.$fam" >"$E2E_TMP/ucounts.$fam"
+	traffic_shares 1 "$key" >"$E2E_TMP/ushares.$fam"
+	traffic_count "$E2E_TMP/u.$fam" >"$E2E_TMP/ucounts.$fam"
 	e2e_check_spread "udp${fam}_spread_within_binomial_band" "$ok" \
 		"$E2E_TMP/ushares.$fam" "$E2E_TMP/ucounts.$fam"
 }
