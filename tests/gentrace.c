@@ -3,7 +3,8 @@
  * gentrace: write a synthetic capture for replay tests.
  *
  *   gentrace -n FLOWS -o FILE [-s SEED] [--ipv6 FRACTION] [--udp FRACTION]
- *            [--zipf S] [--max-packets K] [--link TYPE] [--flows-out FILE]
+ *            [--zipf S] [--max-packets K] [--ports N] [--link TYPE]
+ *            [--flows-out FILE]
  *
  * FLOWS distinct connections (distinct also once addressed to one VIP:
  * client address and port, protocol and server port differ), IPv4 and
@@ -11,7 +12,8 @@
  * distribution over 1..K, both directions, interleaved in time. TCP flows
  * open with a SYN; a few lose it and start at the SYN-ACK, a few start in
  * mid-stream, so readers must find the client without guessing from
- * ports. Only the headers are captured; the wire length is the full
+ * ports. Server ports are a few services (443, 80, 53, 123), or with
+ * --ports N any of 1..N. Only the headers are captured; the wire length is the full
  * packet's. --flows-out lists every flow as the generator made it, for
  * tests to compare with what a reader finds.
  *
@@ -118,7 +120,8 @@ static __u32 zipf_draw(const double *cdf, __u32 k)
 	return lo + 1;
 }
 
-static void random_flow(struct gen_flow *f, double ipv6, double udp)
+static void random_flow(struct gen_flow *f, double ipv6, double udp,
+			__u32 ports)
 {
 	static const __u16 tcp_ports[] = { 443, 443, 443, 80 };
 	static const __u16 udp_ports[] = { 53, 443, 123 };
@@ -157,6 +160,8 @@ static void random_flow(struct gen_flow *f, double ipv6, double udp)
 		f->opening = u < 0.03 ? OPEN_SYNACK :
 			     u < 0.06 ? OPEN_MIDSTREAM : OPEN_SYN;
 	}
+	if (ports)
+		f->tuple.dport = htons(1 + rnd_below(ports));
 }
 
 /* What a flow is once addressed to a VIP: everything but the server's
@@ -306,7 +311,7 @@ static __u32 write_packet(pcap_dumper_t *d, const char *link,
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gentrace -n FLOWS -o FILE [-s SEED] [--ipv6 FRACTION] "
-		"[--udp FRACTION]\n                [--zipf S] [--max-packets K] "
+		"[--udp FRACTION]\n                [--zipf S] [--max-packets K] [--ports N] "
 		"[--link ether|vlan|qinq|sll|sll2|raw|null|loop]\n"
 		"                [--flows-out FILE]\n");
 }
@@ -335,6 +340,7 @@ int main(int argc, char **argv)
 		{ "udp", required_argument, NULL, 'u' },
 		{ "zipf", required_argument, NULL, 'z' },
 		{ "max-packets", required_argument, NULL, 'k' },
+		{ "ports", required_argument, NULL, 'p' },
 		{ "link", required_argument, NULL, 'l' },
 		{ "flows-out", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -346,7 +352,7 @@ int main(int argc, char **argv)
 	struct gen_flow *flows = NULL;
 	struct event *events = NULL;
 	pcap_dumper_t *dumper = NULL;
-	__u32 max_packets = 1000;
+	__u32 max_packets = 1000, ports = 0;
 	pcap_t *dead = NULL;
 	size_t set_size, i, e;
 	int c, dlt = -1, rc = 1;
@@ -384,6 +390,11 @@ int main(int argc, char **argv)
 				return 1;
 			max_packets = (__u32)v;
 			break;
+		case 'p':
+			if (parse_double(optarg, 1, 65535, &v))
+				return 1;
+			ports = (__u32)v;
+			break;
 		case 'l':
 			link = optarg;
 			break;
@@ -417,7 +428,7 @@ int main(int argc, char **argv)
 		struct gen_flow *f = &flows[i];
 
 		do
-			random_flow(f, ipv6, udp);
+			random_flow(f, ipv6, udp, ports);
 		while (!set_add(set, set_size, vip_key(f)));
 		f->packets = zipf_draw(cdf, max_packets);
 		f->start_us = rnd_below(60000000);
