@@ -231,21 +231,17 @@ static inline int dp_write_config(struct dp_fixture *fx)
 }
 
 /*
- * Enter the private namespace, load the object at path (prog: the program
- * to run) and configure the fixture's VIPs. Returns 0 or -errno after a
- * message.
+ * Load the object at path (prog: the program to run) and configure the
+ * fixture's VIPs in its maps; fx->env must be set up. Returns 0 or -errno
+ * after a message.
  */
-static inline int dp_fixture_setup(struct dp_fixture *fx, const char *path,
-				   const char *prog)
+static inline int dp_fixture_load(struct dp_fixture *fx, const char *path,
+				  const char *prog)
 {
 	struct bpf_program *p;
 	size_t i;
 	int err;
 
-	memset(fx, 0, sizeof(*fx));
-	err = xlb_testrun_env_setup(&fx->env);
-	if (err)
-		return err;
 	err = xlb_testrun_load(path, &fx->obj);
 	if (err)
 		return err;
@@ -266,6 +262,53 @@ static inline int dp_fixture_setup(struct dp_fixture *fx, const char *path,
 		err = dp_add_vip(fx, &dp_vip_defs[i]);
 	if (err)
 		fprintf(stderr, "xlb: configuring the fixture: %s\n", strerror(-err));
+	return err;
+}
+
+/* Enter the private namespace, then dp_fixture_load(). */
+static inline int dp_fixture_setup(struct dp_fixture *fx, const char *path,
+				   const char *prog)
+{
+	int err;
+
+	memset(fx, 0, sizeof(*fx));
+	err = xlb_testrun_env_setup(&fx->env);
+	return err ? err : dp_fixture_load(fx, path, prog);
+}
+
+/* Unload the object and forget the VIPs and backends (env stays). */
+static inline void dp_fixture_unload(struct dp_fixture *fx)
+{
+	int i;
+
+	bpf_object__close(fx->obj);
+	fx->obj = NULL;
+	for (i = 0; i < VIP__COUNT; i++) {
+		free(fx->vips[i].table);
+		fx->vips[i].table = NULL;
+	}
+	fx->n_backends = 0;
+}
+
+/* Empty the per-CPU FIB cache (bpf/fib.h) of every backend. */
+static inline int dp_fib_cache_clear(struct dp_fixture *fx)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(fx->obj, "xlb_fib_cache");
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	size_t vsize;
+	void *zero;
+	__u32 id;
+
+	if (!map || ncpu <= 0)
+		return -ENOENT;
+	vsize = (bpf_map__value_size(map) + 7) / 8 * 8;
+	zero = calloc(ncpu, vsize);
+	if (!zero)
+		return -ENOMEM;
+	for (id = 0; id <= fx->n_backends && !err; id++)
+		if (bpf_map_update_elem(bpf_map__fd(map), &id, zero, BPF_ANY))
+			err = -errno;
+	free(zero);
 	return err;
 }
 
