@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# `xlb replay` as users meet it, on generated traces:
+#  - the terminal table, -j JSON, --csv DIR and --plot DIR (PNG) agree;
+#  - pcapng gives what pcap gives; backends listed by address, weights and
+#    each kind of change (remove, add, reweight) are taken;
+#  - bad input (missing, truncated or non-capture file, a trace without a
+#    TCP/UDP flow, more backends than table slots, bad options) gets one
+#    error line, a non-zero exit and leaves no file behind;
+#  - with root, --via bpf gives the per-backend loads --via model gives.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+GENTRACE=$BUILD/tests/gentrace
+TMP=$(mktemp -d)
+tl_on_exit "rm -rf $TMP"
+
+"$GENTRACE" -n 5000 -s 21 -o "$TMP/t.pcap" || { tl_fail replay_setup gentrace; exit 1; }
+
+# --- outputs ---------------------------------------------------------------
+
+if "$XLB" replay --backends 10 --remove 1 "$TMP/t.pcap" >"$TMP/table" 2>"$TMP/err"; then
+	tl_check replay_table grep -q '^disruption: remove 1 of 10 (203.0.113.10)' "$TMP/table"
+else
+	tl_fail replay_table "$(cat "$TMP/err")"
+fi
+
+"$XLB" -j replay --backends 10 --remove 1 "$TMP/t.pcap" >"$TMP/j" 2>"$TMP/err"
+tl_check replay_json_flows [ "$(jq '.trace.flows' "$TMP/j")" = 5000 ]
+tl_check replay_json_algorithms [ "$(jq '.algorithms | length' "$TMP/j")" = 5 ]
+# The ring moves exactly the leaving backend's flows, the optimum is 1/N.
+tl_check replay_json_ring [ "$(jq '.algorithms[] | select(.name == "ring").disruption |
+	(.moved == .on_leaving_backends and .moved_between_kept == 0)' "$TMP/j")" = true ]
+tl_check replay_json_optimum [ "$(jq '.algorithms[0].disruption.optimum * 1000 | round' "$TMP/j")" = 100 ]
+tl_check replay_json_loads_sum [ "$(jq '[.algorithms[] | [.before.backends[].flows] | add] | unique' -c "$TMP/j")" = "[5000]" ]
+# The table prints what JSON holds.
+maglev=$(jq -r '.algorithms[] | select(.name == "maglev").before.balance.flows.max_mean * 1000 | round / 1000' "$TMP/j")
+tl_check replay_table_matches_json grep -qE "^maglev/65537 +$(printf '%.3f' "$maglev") " "$TMP/table"
+
+if "$XLB" replay --backends 10 --remove 1 --csv "$TMP/csv" --plot "$TMP/png" "$TMP/t.pcap" >/dev/null 2>"$TMP/err"; then
+	tl_check replay_csv_files [ "$(ls "$TMP/csv" | tr '\n' ' ')" = "backends.csv balance.csv disruption.csv " ]
+	# Five algorithms, 10 backends before and 9 after, and the header.
+	tl_check replay_csv_backends [ "$(wc -l <"$TMP/csv/backends.csv")" = 96 ]
+	tl_check replay_csv_disruption [ "$(wc -l <"$TMP/csv/disruption.csv")" = 6 ]
+	pngs=$(ls -A "$TMP/png" | tr '\n' ' ')
+	tl_check replay_plot_files [ "$pngs" = "disruption.png load.png overview.png " ]
+	magic=$(for f in "$TMP"/png/*.png; do head -c 4 "$f" | od -An -tx1 | tr -d ' \n'; echo; done | sort -u)
+	tl_check replay_plot_png [ "$magic" = 89504e47 ]
+else
+	tl_fail replay_csv_plot "$(cat "$TMP/err")"
+fi
+
+# --- inputs ----------------------------------------------------------------
+
+if command -v editcap >/dev/null; then
+	editcap -F pcapng "$TMP/t.pcap" "$TMP/t.pcapng"
+	"$XLB" -j replay --backends 10 --remove 1 "$TMP/t.pcapng" >"$TMP/jng"
+	tl_check replay_pcapng_like_pcap [ "$(jq -c 'del(.trace.files)' "$TMP/j")" = "$(jq -c 'del(.trace.files)' "$TMP/jng")" ]
+else
+	tl_skip replay_pcapng_like_pcap "editcap is not installed"
+fi
+
+"$XLB" -j replay 203.0.113.7:2 '[2001:db8::9]:1' 203.0.113.8 --reweight 203.0.113.8=3 "$TMP/t.pcap" >"$TMP/jw" 2>"$TMP/err"
+tl_check replay_listed_backends [ "$(jq -c '[.backends[] | [.id, .weight]]' "$TMP/jw")" = '[["203.0.113.7",2],["2001:db8::9",1],["203.0.113.8",1]]' ]
+# 2/4 1/4 1/4 -> 2/6 1/6 3/6: a quarter of the hash space must move at
+# least (half the sum of the share changes: 1/6 + 1/12 + 1/4).
+tl_check replay_reweight_optimum [ "$(jq '.algorithms[0].disruption.optimum * 4 | round' "$TMP/jw")" = 1 ]
+"$XLB" -j replay --backends 10 --add 2:3 "$TMP/t.pcap" >"$TMP/ja"
+tl_check replay_add [ "$(jq -c '[.after.backends[10,11] | [.id, .weight]]' "$TMP/ja")" = '[["203.0.113.11",3],["203.0.113.12",3]]' ]
+
+# --- bad input -------------------------------------------------------------
+
+# A capture holding one ARP frame: no TCP or UDP flow.
+{
+	printf '\xd4\xc3\xb2\xa1\x02\x00\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\x00\x00\x01\x00\x00\x00'
+	printf '\x00\x00\x00\x00\x00\x00\x00\x00\x2a\x00\x00\x00\x2a\x00\x00\x00'
+	printf '\xff\xff\xff\xff\xff\xff\x02\x00\x00\x00\x00\x01\x08\x06'
+	head -c 28 /dev/zero
+} >"$TMP/arp.pcap"
+head -c 3001 "$TMP/t.pcap" >"$TMP/cut.pcap"
+echo "not a capture at all, just words in a file" >"$TMP/text.pcap"
+
+# bad NAME EXPECTED-MESSAGE ARGS...: one error line, non-zero exit, no
+# file in the output directories.
+bad() {
+	local name=$1 want=$2 out
+	shift 2
+	rm -rf "$TMP/bad_csv" "$TMP/bad_png"
+	if "$XLB" replay --csv "$TMP/bad_csv" --plot "$TMP/bad_png" "$@" >"$TMP/out" 2>"$TMP/err"; then
+		tl_fail "$name" "exited 0"
+		return
+	fi
+	out=$(ls -A "$TMP/bad_csv" "$TMP/bad_png" 2>/dev/null | grep -v ':$' | grep -v '^$')
+	if [[ $(wc -l <"$TMP/err") -ne 1 ]] || ! grep -q -- "$want" "$TMP/err"; then
+		tl_fail "$name" "error was: $(cat "$TMP/err")"
+	elif [[ -s $TMP/out || -n $out ]]; then
+		tl_fail "$name" "left output behind: $(cat "$TMP/out") $out"
+	else
+		tl_pass "$name"
+	fi
+}
+
+bad replay_missing_file "$TMP/none.pcap: No such file" "$TMP/none.pcap"
+bad replay_truncated "cut.pcap: truncated dump file" "$TMP/cut.pcap"
+bad replay_not_a_capture "text.pcap: not a pcap or pcapng capture" "$TMP/text.pcap"
+bad replay_no_flow "no TCP or UDP flow in $TMP/arp.pcap" "$TMP/arp.pcap"
+bad replay_one_bad_of_two "cut.pcap: truncated" "$TMP/t.pcap" "$TMP/cut.pcap"
+bad replay_more_backends_than_slots "smaller than the number of backends" --table-size 7 --backends 10 "$TMP/t.pcap"
+bad replay_table_size_not_prime "table-size '100'" --table-size 100 "$TMP/t.pcap"
+bad replay_unknown_algo "unknown algorithm 'magic'" --algo maglev,magic "$TMP/t.pcap"
+bad replay_remove_all "at least one must stay" --backends 3 --remove 3 "$TMP/t.pcap"
+bad replay_two_changes "one change at a time" --remove 1 --add 1 "$TMP/t.pcap"
+bad replay_reweight_unknown "203.0.113.99 is not one of the backends" --reweight 203.0.113.99=2 "$TMP/t.pcap"
+bad replay_bad_via "expected model or bpf" --via xdp "$TMP/t.pcap"
+bad replay_bpf_not_maglev "use --algo maglev" --via bpf --algo ring "$TMP/t.pcap"
+bad replay_unknown_option "unknown option '--frobnicate'" --frobnicate "$TMP/t.pcap"
+bad replay_no_capture "no capture file given" --backends 3
+
+"$XLB" -j replay "$TMP/cut.pcap" >"$TMP/out" 2>/dev/null
+tl_check replay_json_error [ "$(jq -r '.error' "$TMP/out")" != null ]
+
+# --- through the XDP program -------------------------------------------------
+
+if tl_require_root replay_via_bpf; then
+	loads() { jq -c '[.algorithms[] | .name, [.before.backends[].flows], [.after.backends[].flows], .disruption.moved]' "$1"; }
+	"$GENTRACE" -n 2000 -s 22 --ports 300 -o "$TMP/b.pcap"
+	"$XLB" -j replay --via bpf --backends 10 --remove 1 "$TMP/b.pcap" >"$TMP/jb" 2>"$TMP/err"
+	"$XLB" -j replay --algo maglev --backends 10 --remove 1 "$TMP/b.pcap" >"$TMP/jm"
+	if [[ -s $TMP/jb ]] && [[ $(loads "$TMP/jb") == "$(loads "$TMP/jm")" ]]; then
+		tl_pass replay_via_bpf
+	else
+		tl_fail replay_via_bpf "bpf $(loads "$TMP/jb") model $(loads "$TMP/jm") $(cat "$TMP/err")"
+	fi
+fi
+exit $TL_FAILED
