@@ -296,7 +296,7 @@ static int check_file(struct desired *d)
 {
 	struct json_object *vips = NULL;
 	char name[XLB_VIP_STRLEN];
-	size_t i, j;
+	size_t i, j, n;
 	int err;
 
 	if (!json_object_is_type(d->root, json_type_object))
@@ -317,15 +317,16 @@ static int check_file(struct desired *d)
 	if (!vips)
 		return 0;
 	d->has_vips = true;
-	d->n_vips = json_object_array_length(vips);
-	if (d->n_vips > XLB_MAX_VIPS)
-		return bad(d, "vips", "%zu VIPs: the limit is %d", d->n_vips,
+	n = json_object_array_length(vips);
+	if (n > XLB_MAX_VIPS)
+		return bad(d, "vips", "%zu VIPs: the limit is %d", n,
 			   XLB_MAX_VIPS);
-	d->vips = calloc(d->n_vips ? d->n_vips : 1, sizeof(*d->vips));
+	d->vips = calloc(n ? n : 1, sizeof(*d->vips));
 	if (!d->vips) {
 		p_err("out of memory");
 		return -ENOMEM;
 	}
+	d->n_vips = n;
 	for (i = 0; i < d->n_vips; i++) {
 		snprintf(d->vips[i].where, sizeof(d->vips[i].where),
 			 "vips[%zu]", i);

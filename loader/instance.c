@@ -103,9 +103,22 @@ int xlb_pin_dir_prepare(const char *dir)
 		}
 		p_info("xlb: mounted bpffs on %s", BPFFS_ROOT);
 	}
-	if (strlen(dir) >= sizeof(path)) {
-		p_err("pin dir too long: %s", dir);
-		return -ENAMETOOLONG;
+	if (strlen(dir) >= sizeof(path) || dir[0] != '/') {
+		p_err("pin dir must be an absolute path on bpffs: %s", dir);
+		return -EINVAL;
+	}
+	/* Create nothing outside bpffs: the deepest existing ancestor must
+	 * be on it already. */
+	strcpy(path, dir);
+	while (access(path, F_OK)) {
+		*strrchr(path, '/') = '\0';
+		if (!path[0])
+			strcpy(path, "/");
+	}
+	if (!on_bpffs(path)) {
+		p_err("%s is not on a bpf filesystem: pin dirs live under %s",
+		      dir, BPFFS_ROOT);
+		return -EINVAL;
 	}
 	strcpy(path, dir);
 	for (i = 1; path[i]; i++) {
@@ -121,11 +134,6 @@ int xlb_pin_dir_prepare(const char *dir)
 	if (mkdir(path, 0700) && errno != EEXIST) {
 		p_err("cannot create %s: %s", path, strerror(errno));
 		return -errno;
-	}
-	if (!on_bpffs(dir)) {
-		p_err("%s is not on a bpf filesystem: pin dirs live under %s",
-		      dir, BPFFS_ROOT);
-		return -EINVAL;
 	}
 	return 0;
 }

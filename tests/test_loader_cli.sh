@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# The xlb command as users meet it, on an instance attached with
+# `xlb attach --pin-dir` to a veth in a namespace of the test's own:
+#  - attach: the libxdp dispatcher, or its single-program fallback said
+#    plainly; a second attach, a missing device, a pin dir off bpffs and a
+#    missing instance give one clear error each;
+#  - every kind of bad input gets a one-line error naming the problem, a
+#    non-zero exit, and leaves every map byte-identical;
+#  - the limits (VIPs, backends, table size) are enforced;
+#  - a first use seeds the instance at random; the seed can be set;
+#  - apply of the current state changes nothing, `show -j | apply -`
+#    round-trips, and apply leaves the tables of unchanged VIPs alone;
+#  - concurrent commands are serialised by the pin dir's lock.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+tl_require_root loader_cli || exit 0
+tl_bpffs
+tl_netns NS lb || { tl_fail loader_cli_setup "cannot create a namespace"; exit 1; }
+tl_pin_dir PIN cli || { tl_fail loader_cli_setup "cannot create a pin dir"; exit 1; }
+TMP=$(mktemp -d)
+tl_on_exit "rm -rf $TMP"
+
+# Quiet links: without IPv6 and addresses nothing sends a packet, so the
+# counters too stay as they are while the maps are compared.
+tl_in "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+ip -n "$NS" link add v0 type veth peer name v1
+ip -n "$NS" link set v0 up
+ip -n "$NS" link set v1 up
+
+x() { tl_in "$NS" "$XLB" --pin-dir "$PIN" "$@"; }
+
+# --- attach ---------------------------------------------------------------
+
+if ! x -j attach v0 --mode generic >"$TMP/attach.json" 2>"$TMP/attach.err"; then
+	tl_fail attach "$(cat "$TMP/attach.err")"
+	exit 1
+fi
+tl_pass attach
+if jq -e '.dispatcher == false' "$TMP/attach.json" >/dev/null; then
+	# This kernel refuses freplace: libxdp attached xlb alone, and says so.
+	tl_check attach_reports_single_program_fallback \
+		grep -q 'without the libxdp dispatcher.*no other XDP program can share v0' "$TMP/attach.err"
+else
+	# The dispatcher: a second program joins xlb on the interface.
+	if tl_in "$NS" xdp-loader load -m skb v0 "$BUILD/pass.bpf.o" >/dev/null 2>&1 &&
+	   tl_in "$NS" xdp-loader status v0 >"$TMP/status" 2>&1 &&
+	   grep -q xlb_xdp "$TMP/status" && grep -q xdp_pass "$TMP/status"; then
+		tl_pass attach_shares_the_interface_under_the_dispatcher
+	else
+		tl_fail attach_shares_the_interface_under_the_dispatcher "$(cat "$TMP/status" 2>/dev/null)"
+	fi
+	tl_in "$NS" xdp-loader unload -a v0 >/dev/null 2>&1
+	x attach v0 --mode generic >/dev/null 2>&1
+fi
+
+# expect_error NAME FRAGMENT CMD...: CMD fails with one line on stderr
+# that contains FRAGMENT, and nothing on stdout.
+expect_error() {
+	local name=$1 fragment=$2 rc; shift 2
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [[ $rc -eq 0 ]]; then
+		tl_fail "$name" "succeeded: $*"
+	elif [[ -s $TMP/out || $(wc -l <"$TMP/err") -ne 1 ]]; then
+		tl_fail "$name" "not one line of error: $(cat "$TMP/out" "$TMP/err")"
+	elif ! grep -qF -- "$fragment" "$TMP/err"; then
+		tl_fail "$name" "'$(cat "$TMP/err")' does not say '$fragment'"
+	else
+		return 0
+	fi
+	return 1
+}
+
+expect_error attach_twice_is_refused "already attached to v0" x attach v0 && tl_pass attach_twice_is_refused
+expect_error attach_missing_device_is_refused "no device nosuchdev" x attach nosuchdev &&
+	tl_pass attach_missing_device_is_refused
+expect_error attach_off_bpffs_is_refused "is not on a bpf filesystem" \
+	tl_in "$NS" "$XLB" --pin-dir "$TMP/pins" attach v1 &&
+	tl_check attach_off_bpffs_is_refused test ! -e "$TMP/pins"
+tl_pin_dir EMPTY empty
+expect_error missing_instance_is_named "no xlb instance in $EMPTY: attach first" \
+	"$XLB" --pin-dir "$EMPTY" show && tl_pass missing_instance_is_named
+
+# --- first use --------------------------------------------------------------
+
+seed=$(x -j config show | jq -r .seed)
+tl_check first_use_sets_a_random_seed test "${#seed}" -eq 32 -a "$seed" != 00000000000000000000000000000000
+x config set seed 00112233445566778899aabbccddeeff src4 198.51.100.1 src6 2001:db8:100::1
+tl_check seed_can_be_set test "$(x -j show | jq -r .config.seed)" == 00112233445566778899aabbccddeeff
+
+# --- bad input changes nothing ---------------------------------------------
+
+# Every map of the instance, in one bpftool run. xlb_tables holds the ids
+# of the inner arrays: a table swapped, even for an identical one, shows.
+for m in xlb_config xlb_vips xlb_tables xlb_backends xlb_vip_stats xlb_backend_stats xlb_stats; do
+	echo "map dump pinned $PIN/$m"
+done >"$TMP/dump.batch"
+dump() { bpftool batch file "$TMP/dump.batch" 2>&1; }
+
+x vip add 192.0.2.10:80/tcp
+x backend add 192.0.2.10:80/tcp 198.51.100.11
+x backend add 192.0.2.10:80/tcp 198.51.100.12 --weight 2
+x vip add 192.0.2.13:80/tcp --table-size 3
+for i in 1 2 3; do x backend add 192.0.2.13:80/tcp 198.51.100.2$i; done
+
+# bad NAME FRAGMENT ARGS...: xlb ARGS fails naming FRAGMENT, maps unchanged.
+bad() {
+	local name=$1 fragment=$2; shift 2
+	dump >"$TMP/before"
+	if expect_error "$name" "$fragment" x "$@"; then
+		dump >"$TMP/after"
+		if cmp -s "$TMP/before" "$TMP/after"; then
+			tl_pass "$name"
+		else
+			tl_fail "$name" "maps changed: $(diff "$TMP/before" "$TMP/after" | head -5)"
+		fi
+	fi
+}
+
+bad vip_bad_address "bad VIP '192.0.2.300:80/tcp'" vip add 192.0.2.300:80/tcp
+bad vip_missing_port "missing :PORT" vip add 192.0.2.10/tcp
+bad vip_port_zero "port out of range" vip add 192.0.2.10:0/tcp
+bad vip_port_too_big "port out of range" vip add 192.0.2.10:65536/tcp
+bad vip_unknown_protocol "unknown protocol" vip add 192.0.2.10:80/sctp
+bad vip_ipv6_without_brackets "in brackets" vip add 2001:db8::10:80/tcp
+bad vip_multicast "multicast" vip add 224.0.0.10:80/udp
+bad vip_table_size_not_prime "65536 is not prime (next prime: 65537)" vip add 192.0.2.12:80/tcp --table-size 65536
+bad vip_table_size_too_big "out of range (3-1048573)" vip add 192.0.2.12:80/tcp --table-size 1048583
+bad vip_table_size_too_small "out of range (3-1048573)" vip add 192.0.2.12:80/tcp --table-size 2
+bad vip_table_size_negative "negative table size" vip add 192.0.2.12:80/tcp --table-size -7
+bad vip_duplicate "VIP 192.0.2.10:80/tcp already exists" vip add 192.0.2.10:80/tcp
+bad vip_unknown "no VIP 192.0.2.99:80/tcp" vip del 192.0.2.99:80/tcp
+bad vip_unknown_option "unexpected argument '--tabel-size'" vip add 192.0.2.12:80/tcp --tabel-size 7
+bad backend_bad_address "bad address '198.51.100.300'" backend add 192.0.2.10:80/tcp 198.51.100.300
+bad backend_unspecified "unspecified address" backend add 192.0.2.10:80/tcp 0.0.0.0
+bad backend_multicast "multicast" backend add 192.0.2.10:80/tcp ff02::1
+bad backend_duplicate "backend 198.51.100.11 is already in VIP 192.0.2.10:80/tcp" backend add 192.0.2.10:80/tcp 198.51.100.11
+bad backend_unknown_vip "no VIP 192.0.2.99:80/tcp" backend add 192.0.2.99:80/tcp 198.51.100.19
+bad backend_unknown "no backend 198.51.100.19 in VIP 192.0.2.10:80/tcp" backend del 192.0.2.10:80/tcp 198.51.100.19
+bad backend_set_unknown "no backend 198.51.100.19" backend set 192.0.2.10:80/tcp 198.51.100.19 --weight 2
+bad backend_set_without_weight "missing --weight" backend set 192.0.2.10:80/tcp 198.51.100.11
+bad weight_negative "negative weight" backend add 192.0.2.10:80/tcp 198.51.100.19 --weight -1
+bad weight_too_large "weight too large (0-1000000)" backend add 192.0.2.10:80/tcp 198.51.100.19 --weight 1000001
+bad weight_huge "weight too large" backend add 192.0.2.10:80/tcp 198.51.100.19 --weight 99999999999999999999999
+bad weight_not_a_number "not a number" backend add 192.0.2.10:80/tcp 198.51.100.19 --weight 1.5
+bad backends_exceed_table_size "4 backends do not fit a table of 3 slots" backend add 192.0.2.13:80/tcp 198.51.100.24
+bad extra_argument "unexpected argument '198.51.100.18'" backend add 192.0.2.10:80/tcp 198.51.100.19 198.51.100.18
+bad config_src4_family "bad src4 '2001:db8::1': not an IPv4 address" config set src4 2001:db8::1
+bad config_src6_family "bad src6 '192.0.2.1': not an IPv6 address" config set src6 192.0.2.1
+bad config_seed_short "32 hex digits" config set seed 1234
+bad config_seed_not_hex "32 hex digits" config set seed 0011223344556677889900aabbccddzz
+bad config_timeout_negative "negative number" config set udp-timeout -1
+bad config_unknown_setting "unknown setting 'colour'" config set colour blue
+bad config_missing_value "setting 'src4' has no value" config set src4
+bad unknown_command "unknown command 'vip frob'" vip frob
+bad unknown_object "unknown object 'frob'" frob
+
+# apply_bad NAME FRAGMENT JSON: apply of JSON fails naming FRAGMENT.
+apply_bad() {
+	printf '%s' "$3" >"$TMP/bad.json"
+	bad "$1" "$2" apply "$TMP/bad.json"
+}
+vip10='"vip":"192.0.2.10:80/tcp"'
+apply_bad apply_syntax_error "syntax error at line 2" $'{"vips": [\n}'
+apply_bad apply_trailing_text "text after the JSON value" '{} {}'
+apply_bad apply_empty "unexpected end of input" ''
+apply_bad apply_not_an_object "the top level must be an object" '[1]'
+apply_bad apply_unknown_key "vipz: unknown key" '{"vipz": []}'
+apply_bad apply_unknown_vip_key "vips[0].tablesize: unknown key" "{\"vips\":[{$vip10,\"tablesize\":7}]}"
+apply_bad apply_unknown_backend_key "vips[0].backends[0].wieght: unknown key" \
+	"{\"vips\":[{$vip10,\"backends\":[{\"addr\":\"198.51.100.11\",\"wieght\":2}]}]}"
+apply_bad apply_unknown_setting "config.colour: unknown setting" '{"config":{"colour":"blue"}}'
+apply_bad apply_bad_setting "config.src4: not an IPv4 address" '{"config":{"src4":"2001:db8::1"}}'
+apply_bad apply_weight_negative "vips[0].backends[0].weight: negative weight" \
+	"{\"vips\":[{$vip10,\"backends\":[{\"addr\":\"198.51.100.11\",\"weight\":-3}]}]}"
+apply_bad apply_weight_string "weight must be an integer" \
+	"{\"vips\":[{$vip10,\"backends\":[{\"addr\":\"198.51.100.11\",\"weight\":\"2\"}]}]}"
+apply_bad apply_missing_addr "vips[0].backends[0]: missing \"addr\"" "{\"vips\":[{$vip10,\"backends\":[{\"weight\":2}]}]}"
+apply_bad apply_bad_vip "vips[0].vip: bad VIP '192.0.2.10:80'" '{"vips":[{"vip":"192.0.2.10:80"}]}'
+apply_bad apply_vip_twice "listed twice" "{\"vips\":[{$vip10},{$vip10}]}"
+apply_bad apply_backend_twice "duplicate backend 198.51.100.11" \
+	"{\"vips\":[{$vip10,\"backends\":[{\"addr\":\"198.51.100.11\"},{\"addr\":\"198.51.100.11\"}]}]}"
+apply_bad apply_table_size_not_prime "table size 100 is not prime" "{\"vips\":[{$vip10,\"table_size\":100}]}"
+# A bad VIP late in the file: the good ones before it are not applied.
+apply_bad apply_checks_the_whole_file_first "vips[1].vip: bad VIP" \
+	"{\"vips\":[{$vip10,\"backends\":[{\"addr\":\"198.51.100.15\"}]},{\"vip\":\"192.0.2.11:80/icmp\"}]}"
+
+# JSON mode: the error is a JSON object on stdout, nothing on stderr.
+dump >"$TMP/before"
+x -j vip add 192.0.2.10:80/sctp >"$TMP/out" 2>"$TMP/err"
+rc=$?
+dump >"$TMP/after"
+if [[ $rc -ne 0 && ! -s $TMP/err ]] && cmp -s "$TMP/before" "$TMP/after" &&
+   [[ $(jq -r .error "$TMP/out") == *"unknown protocol"* ]]; then
+	tl_pass json_error_object
+else
+	tl_fail json_error_object "rc $rc: $(cat "$TMP/out" "$TMP/err")"
+fi
+
+# --- limits -----------------------------------------------------------------
+
+# VIPs: 256, checked in a file before anything is written...
+{
+	printf '{"vips":['
+	for i in $(seq 0 256); do
+		printf '%s{"vip":"192.0.2.%d:%d/udp","table_size":3}' "$([[ $i -gt 0 ]] && echo ,)" $((i % 250 + 1)) $((1000 + i))
+	done
+	printf ']}'
+} >"$TMP/vips257.json"
+bad limit_vips_in_a_file "257 VIPs: the limit is 256" apply "$TMP/vips257.json"
+# ...and when the maps are full.
+jq '.vips |= .[0:254]' "$TMP/vips257.json" | jq --argjson keep "$(x -j show | jq '[.vips[] | {vip, table_size, backends: [.backends[] | {addr, weight}]}]')" \
+	'.vips += $keep' >"$TMP/vips256.json"
+if x apply "$TMP/vips256.json" && [[ $(x -j show | jq '.vips | length') -eq 256 ]]; then
+	bad limit_vips "too many VIPs (limit 256)" vip add 192.0.2.12:80/tcp
+else
+	tl_fail limit_vips "could not configure 256 VIPs"
+fi
+x apply <(x -j show | jq --argjson keep "$(jq '.vips[-2:]' "$TMP/vips256.json")" '.vips = $keep') ||
+	tl_fail limit_vips "could not go back to 2 VIPs"
+
+# Backends: 4095 records over all VIPs (id 0 names no backend).
+{
+	printf '{"vips":[{"vip":"[2001:db8:f::1]:80/tcp","backends":['
+	for i in $(seq 1 4091); do
+		printf '%s{"addr":"2001:db8:b::%x"}' "$([[ $i -gt 1 ]] && echo ,)" "$i"
+	done
+	printf ']}]}'
+} >"$TMP/be4091.json"
+# The other VIPs hold 5: 4091 more do not fit, 4090 do.
+jq --argjson keep "$(x -j show | jq '[.vips[] | {vip, table_size, backends: [.backends[] | {addr, weight}]}]')" \
+	'.vips += $keep' "$TMP/be4091.json" >"$TMP/be4096.json"
+bad limit_backends_in_a_file "too many backends: 4091 more needed, 4090 free (limit 4095 over all VIPs)" \
+	apply "$TMP/be4096.json"
+jq '.vips[0].backends |= .[0:4090]' "$TMP/be4096.json" >"$TMP/be4095.json"
+if x apply "$TMP/be4095.json" && [[ $(x -j show | jq '[.vips[].backends | length] | add') -eq 4095 ]]; then
+	bad limit_backends "too many backends: 1 more needed, 0 free (limit 4095 over all VIPs)" \
+		backend add 192.0.2.10:80/tcp 198.51.100.19
+else
+	tl_fail limit_backends "could not configure 4095 backends"
+fi
+x vip del '[2001:db8:f::1]:80/tcp' || tl_fail limit_backends "could not delete the big VIP"
+
+# --- apply ------------------------------------------------------------------
+
+cat >"$TMP/state.json" <<'EOF'
+{"config": {"seed": "00112233445566778899aabbccddeeff", "src4": "198.51.100.1"},
+ "vips": [
+  {"vip": "192.0.2.10:80/tcp", "backends": [{"addr": "198.51.100.11"}, {"addr": "198.51.100.12", "weight": 2}]},
+  {"vip": "[2001:db8::10]:443/udp", "table_size": 1009,
+   "backends": [{"addr": "2001:db8::1:1"}, {"addr": "198.51.100.31", "weight": 0}]}
+ ]}
+EOF
+x apply "$TMP/state.json" || tl_fail apply "$TMP/state.json"
+dump >"$TMP/before"
+x apply "$TMP/state.json"
+dump >"$TMP/after"
+tl_check apply_of_the_current_state_changes_nothing cmp -s "$TMP/before" "$TMP/after"
+x -j show | x apply -
+dump >"$TMP/after"
+tl_check show_json_round_trips_through_apply cmp -s "$TMP/before" "$TMP/after"
+
+inner() { bpftool map lookup pinned "$PIN/xlb_tables" key $(printf '%d 0 0 0' "$1") -j | jq .value; }
+id10=$(x -j show | jq '.vips[] | select(.vip == "192.0.2.10:80/tcp") | .id')
+id6=$(x -j show | jq '.vips[] | select(.vip == "[2001:db8::10]:443/udp") | .id')
+t10=$(inner "$id10") t6=$(inner "$id6")
+sed 's/"weight": 2/"weight": 3/' "$TMP/state.json" >"$TMP/state2.json"
+x apply "$TMP/state2.json"
+if [[ $(inner "$id6") == "$t6" && $(inner "$id10") != "$t10" ]] &&
+   [[ $(x -j show | jq '.vips[0].backends[1].weight') -eq 3 ]]; then
+	tl_pass apply_swaps_only_the_tables_that_change
+else
+	tl_fail apply_swaps_only_the_tables_that_change "tables $t10 $t6 -> $(inner "$id10") $(inner "$id6")"
+fi
+x apply <(printf '{"vips":[]}')
+tl_check apply_deletes_vips_not_listed test "$(x -j show | jq '.vips | length')" -eq 0
+
+# --- the lock ---------------------------------------------------------------
+
+# Another command holds the instance's lock for a second: xlb waits for it.
+flock "$PIN" sleep 1 &
+sleep 0.2
+start=$(date +%s%N)
+x vip add 192.0.2.20:80/tcp
+rc=$?
+waited=$((($(date +%s%N) - start) / 1000000))
+wait
+echo "  vip add waited $waited ms for the lock"
+tl_check concurrent_commands_are_serialised test $rc -eq 0 -a $waited -ge 500
+
+# --- help -------------------------------------------------------------------
+
+ok=1
+for obj in "" vip backend config show stats apply attach detach; do
+	x $obj help >"$TMP/help" 2>&1 && grep -q Usage "$TMP/help" || { ok=0; echo "  xlb $obj help: $(head -1 "$TMP/help")"; }
+done
+tl_check help_for_every_object test $ok -eq 1
+
+# --- detach -----------------------------------------------------------------
+
+x detach v0
+tl_check detach_removes_the_program sh -c "! ip -n $NS link show v0 | grep -q xdp"
+tl_check detach_keeps_the_configuration test "$(x -j show | jq -r '.vips[0].vip')" == 192.0.2.20:80/tcp
+expect_error detach_twice_is_refused "xlb is not attached to v0" x detach v0 && tl_pass detach_twice_is_refused
+
+exit $TL_FAILED
