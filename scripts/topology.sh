@@ -295,7 +295,14 @@ topo_up() {
 	local i
 	topo_names
 	topo_check || return 1
-	mkdir -p "$TOPO_RUN" || return 1
+	# The run directory is the tag's lock: a second run with the same tag
+	# stops here, before it could touch the first one's namespaces.
+	mkdir -p "${TOPO_RUN%/*}" || return 1
+	if ! mkdir "$TOPO_RUN" 2>/dev/null; then
+		topo_err "tag $TOPO_TAG is in use ($TOPO_RUN exists)"
+		return 1
+	fi
+	TOPO_OWNED=1
 	topo_pick_decap || return 1
 	topo_log "building $TOPO_PREFIX$TOPO_TAG-*: $TOPO_CLIENTS clients," \
 		 "$TOPO_BALANCERS balancer(s), $TOPO_BACKENDS backends"
@@ -304,17 +311,6 @@ topo_up() {
 	for ((i = 1; i <= TOPO_BALANCERS; i++)); do topo_balancer $i || return 1; done
 	for ((i = 1; i <= TOPO_BACKENDS; i++)); do topo_backend $i || return 1; done
 	topo_neighbours && topo_start_servers
-}
-
-# Resolve the router's neighbours before the first measured packet.
-topo_warm() {
-	local a pids=()
-	for a in "${TOPO_CLIENT4[@]}" "${TOPO_CLIENT6[@]}" "${TOPO_LB4[@]}" \
-		 "${TOPO_LB6[@]}" "${TOPO_BE4[@]}" "${TOPO_BE6[@]}"; do
-		topo_in "$TOPO_NS_RT" ping -q -c 1 -W 1 "$a" >/dev/null &
-		pids+=($!)
-	done
-	wait "${pids[@]}"
 }
 
 # topo_pin_root J: the bpffs mount under which lb J's maps are pinned.
@@ -357,10 +353,11 @@ topo_xlb() {
 
 # topo_down: remove everything this run made (namespaces with its tag,
 # private bpffs mounts, the default-location pins it created). Safe to
-# call twice and after a partial topo_up.
+# call twice, after a partial topo_up, and after a topo_up that found its
+# tag in use (it then touches nothing).
 topo_down() {
 	local ns pin m
-	[[ -n ${TOPO_TAG:-} ]] || return 0
+	[[ -n ${TOPO_TAG:-} && ${TOPO_OWNED:-0} == 1 ]] || return 0
 	for ns in $(ip netns list | awk '{print $1}' | grep "^$TOPO_PREFIX$TOPO_TAG-"); do
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
 	done
@@ -379,7 +376,7 @@ topo_down() {
 	done
 	rm -f "/run/xlb-topo/$TOPO_TAG/pins"
 	rmdir "/run/xlb-topo/$TOPO_TAG" 2>/dev/null
-	rmdir /run/xlb-topo 2>/dev/null
+	TOPO_OWNED=0
 	return 0
 }
 
@@ -391,10 +388,10 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 		for ((j = 1; j <= TOPO_BALANCERS; j++)); do topo_attach $j || exit 1; done
 		echo "tag $TOPO_TAG: namespaces $(ip netns list | awk '{print $1}' | grep "^$TOPO_PREFIX$TOPO_TAG-" | tr '\n' ' ')"
 		echo "xlb of lb1:   nsenter --net=/run/netns/${TOPO_NS_LB[1]} $TOPO_BUILD/xlb --pin-dir $(topo_pin_dir 1) show"
-		echo "remove with:  TOPO_PIN=$TOPO_PIN $0 down $TOPO_TAG" ;;
+		echo "remove with:  $0 down $TOPO_TAG" ;;
 	down)
 		[[ -n ${2:-} ]] || { echo "usage: $0 down TAG" >&2; exit 2; }
-		TOPO_TAG=$2 topo_down ;;
+		TOPO_TAG=$2 TOPO_OWNED=1 topo_down ;;
 	*)
 		echo "usage: $0 up | down TAG   (TOPO_* variables: see the header)" >&2
 		exit 2 ;;

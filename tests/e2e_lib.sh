@@ -6,7 +6,7 @@
 # the checks every test shares.
 
 TOPO_TAG=$TL_TAG
-TOPO_PREFIX=xlbt
+TOPO_PREFIX=xlbe
 TOPO_QUIET=1
 # shellcheck source=../scripts/topology.sh
 . "$XLB_TOP/scripts/topology.sh"
