@@ -163,13 +163,11 @@ static int parse_args(struct table_cmd *cmd, int argc, char **argv)
 	err = lb_backends_check(cmd->backends, cmd->n, cmd->params.table_size);
 	if (err)
 		return err;
-	for (i = 0; i < (int)cmd->n && !cmd->backends[i].weight; i++)
-		;
-	if (i == (int)cmd->n) {
-		p_err("every backend has weight 0: there is nothing to share");
-		return -EINVAL;
-	}
-	return 0;
+	for (i = 0; i < (int)cmd->n; i++)
+		if (cmd->backends[i].weight)
+			return 0;
+	p_err("every backend has weight 0: there is nothing to share");
+	return -EINVAL;
 }
 
 static void compute_stats(const struct table_cmd *cmd, struct table_stats *st)

@@ -57,7 +57,8 @@ __u64 lb_id_hash(const char *id, __u64 k0, __u64 k1);
  * Rank backends by identity: order[] receives the indexes of those with a
  * positive weight (all of them when with_zero), sorted by identity; *count
  * their number. -EINVAL when two backends share an identity (the table
- * would then depend on their order).
+ * would then depend on their order); order[] is sorted all the same, so
+ * the caller can name them.
  */
 int lb_rank(const struct lb_backend *backends, size_t n, bool with_zero,
 	    __u32 *order, __u32 *count);

@@ -102,13 +102,12 @@ static struct reducer reducer(__u32 m)
 
 static __u32 reduce(const struct reducer *r, __u64 x)
 {
+	/* recip > 2^64 / m - 1, so q falls short of x / m by less than 1 +
+	 * x / 2^64, that is by at most one. */
 	__u64 q = (unsigned __int128)x * r->recip >> 64;
 	__u64 rem = x - q * r->m;
 
-	/* q falls short of x / m by at most 2 (by 1 for x < 2^63). */
-	while (rem >= r->m)
-		rem -= r->m;
-	return rem;
+	return rem >= r->m ? rem - r->m : rem;
 }
 
 static __u32 inverse_mod(__u32 a, __u32 m)
@@ -249,7 +248,7 @@ static __u32 keep_active(struct maglev_cursor *c, __u32 count)
 }
 
 /* Where walking and the endgame cost about the same: ~M/k tries per slot
- * against ~k products per slot. */
+ * against ~k products per slot. Always below m. */
 static __u32 endgame_size(__u32 m)
 {
 	__u32 k = 1;
@@ -265,7 +264,7 @@ int maglev_fill(const struct lb_backend *backends, const __u32 *order,
 	struct reducer r = reducer(m), r_skip = reducer(m - 1);
 	struct maglev_cursor *c = NULL;
 	__u32 *free_slots = NULL;
-	__u32 endgame = endgame_size(m), left = m, n_free, active, slot, i = 0;
+	__u32 endgame = endgame_size(m), left = m, n_free, active, slot, i;
 	__u64 *taken = NULL;
 	const char *id;
 	int err;
@@ -277,7 +276,7 @@ int maglev_fill(const struct lb_backend *backends, const __u32 *order,
 			return -EINVAL;
 	c = calloc(count, sizeof(*c));
 	taken = calloc((m + 63) / 64, sizeof(*taken));
-	free_slots = calloc(endgame < m ? endgame : m, sizeof(*free_slots));
+	free_slots = calloc(endgame, sizeof(*free_slots));
 	if (!c || !taken || !free_slots) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -295,7 +294,8 @@ int maglev_fill(const struct lb_backend *backends, const __u32 *order,
 		goto cleanup;
 
 	/* Turns in rank order; the quotas add up to m, so the table is
-	 * full exactly when every quota is spent. */
+	 * full exactly when every quota is spent. The endgame (endgame < m)
+	 * takes over mid-round, at turn i. */
 	active = keep_active(c, count);
 	while (left > endgame) {
 		for (i = 0; i < active && left > endgame; i++) {

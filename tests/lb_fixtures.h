@@ -3,6 +3,7 @@
 #ifndef XLB_LB_FIXTURES_H
 #define XLB_LB_FIXTURES_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,72 @@ static inline __u32 fx_diff(const struct lb_backend *a, const __u32 *ta,
 	for (k = 0; k < m; k++)
 		d += strcmp(a[ta[k]].id, b[tb[k]].id) != 0;
 	return d;
+}
+
+static const struct lb_backend *fx_sort_by;
+
+static inline int fx_cmp_id(const void *a, const void *b)
+{
+	return strcmp(fx_sort_by[*(const __u32 *)a].id,
+		      fx_sort_by[*(const __u32 *)b].id);
+}
+
+/*
+ * Maglev as the paper writes it, for comparison: backends of positive
+ * weight in identity order, quotas by largest remainder (ties to the lower
+ * rank), then round-robin turns, each walking its permutation one slot at
+ * a time until a free one. No shortcut; returns 0 or -1.
+ */
+static inline int fx_maglev_plain(const struct lb_backend *b, size_t n,
+				  __u32 m, __u32 *table)
+{
+	__u32 *order = calloc(n, 4), *next = calloc(n, 4), *skip = calloc(n, 4);
+	__u32 *quota = calloc(n, 4), filled = 0, k, c = 0, i, j, best;
+	__u64 total = 0, *rem = calloc(n, 8);
+
+	for (i = 0; i < n; i++)
+		if (b[i].weight)
+			order[c++] = i;
+	fx_sort_by = b;
+	qsort(order, c, sizeof(*order), fx_cmp_id);
+	for (i = 0; i < c; i++)
+		total += b[order[i]].weight;
+	for (i = 0; i < c; i++) {
+		quota[i] = (__u64)b[order[i]].weight * m / total;
+		rem[i] = (__u64)b[order[i]].weight * m % total;
+		filled += quota[i];
+		next[i] = maglev_offset_hash(b[order[i]].id) % m;
+		skip[i] = maglev_skip_hash(b[order[i]].id) % (m - 1) + 1;
+	}
+	for (; filled < m; filled++) {	/* the largest remainders get one more */
+		for (best = 0, j = 1; j < c; j++)
+			if (rem[j] > rem[best])
+				best = j;
+		quota[best]++;
+		rem[best] = 0;
+	}
+	for (k = 0; k < m; k++)
+		table[k] = UINT32_MAX;
+	for (filled = 0; c && filled < m;) {
+		for (i = 0; i < c && filled < m; i++) {
+			if (!quota[i])
+				continue;
+			while (table[next[i]] != UINT32_MAX)
+				if ((next[i] += skip[i]) >= m)
+					next[i] -= m;
+			table[next[i]] = order[i];
+			if ((next[i] += skip[i]) >= m)
+				next[i] -= m;
+			quota[i]--;
+			filled++;
+		}
+	}
+	free(rem);
+	free(quota);
+	free(skip);
+	free(next);
+	free(order);
+	return c ? 0 : -1;
 }
 
 #endif /* XLB_LB_FIXTURES_H */
