@@ -231,23 +231,21 @@ static inline int dp_write_config(struct dp_fixture *fx)
 }
 
 /*
- * Load the object at path (prog: the program to run) and configure the
+ * Run prog of the loaded obj (its maps not pinned) and configure the
  * fixture's VIPs in its maps; fx->env must be set up. Returns 0 or -errno
  * after a message.
  */
-static inline int dp_fixture_load(struct dp_fixture *fx, const char *path,
-				  const char *prog)
+static inline int dp_fixture_use(struct dp_fixture *fx, struct bpf_object *obj,
+				 const char *prog)
 {
 	struct bpf_program *p;
 	size_t i;
 	int err;
 
-	err = xlb_testrun_load(path, &fx->obj);
-	if (err)
-		return err;
+	fx->obj = obj;
 	p = bpf_object__find_program_by_name(fx->obj, prog);
 	if (!p || xlb_obj_maps(fx->obj, &fx->maps)) {
-		fprintf(stderr, "%s: no program %s or maps missing\n", path, prog);
+		fprintf(stderr, "xlb: no program %s or maps missing\n", prog);
 		return -ENOENT;
 	}
 	fx->prog_fd = bpf_program__fd(p);
@@ -265,6 +263,16 @@ static inline int dp_fixture_load(struct dp_fixture *fx, const char *path,
 	return err;
 }
 
+/* dp_fixture_use() of the object file at path. */
+static inline int dp_fixture_load(struct dp_fixture *fx, const char *path,
+				  const char *prog)
+{
+	struct bpf_object *obj;
+	int err = xlb_testrun_load(path, &obj);
+
+	return err ? err : dp_fixture_use(fx, obj, prog);
+}
+
 /* Enter the private namespace, then dp_fixture_load(). */
 static inline int dp_fixture_setup(struct dp_fixture *fx, const char *path,
 				   const char *prog)
@@ -276,18 +284,23 @@ static inline int dp_fixture_setup(struct dp_fixture *fx, const char *path,
 	return err ? err : dp_fixture_load(fx, path, prog);
 }
 
-/* Unload the object and forget the VIPs and backends (env stays). */
-static inline void dp_fixture_unload(struct dp_fixture *fx)
+/* Forget the object (not closed), VIPs and backends; env stays. */
+static inline void dp_fixture_release(struct dp_fixture *fx)
 {
 	int i;
 
-	bpf_object__close(fx->obj);
 	fx->obj = NULL;
 	for (i = 0; i < VIP__COUNT; i++) {
 		free(fx->vips[i].table);
 		fx->vips[i].table = NULL;
 	}
 	fx->n_backends = 0;
+}
+
+static inline void dp_fixture_unload(struct dp_fixture *fx)
+{
+	bpf_object__close(fx->obj);
+	dp_fixture_release(fx);
 }
 
 /* Empty the per-CPU FIB cache (bpf/fib.h) of every backend. */
