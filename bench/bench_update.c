@@ -29,7 +29,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -38,6 +37,8 @@
 #include "cli.h"
 #include "instance.h"
 #include "update.h"
+#include "median.h"
+#include "pinned_instance.h"
 
 #define TARGET_MS 1.0	/* computed to live, M = 65537 */
 
@@ -60,26 +61,7 @@ void p_info(const char *fmt, ...)
 	(void)fmt;
 }
 
-static char pin_dir[96];
 static const char *build;
-
-static void remove_pins(void)
-{
-	static const char *const maps[] = {
-		XLB_MAP_CONFIG, XLB_MAP_VIPS, XLB_MAP_TABLES, XLB_MAP_BACKENDS,
-		XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS, XLB_MAP_STATS,
-		XLB_MAP_CONNTRACK,
-	};
-	char path[160];
-	size_t i;
-
-	for (i = 0; pin_dir[0] && i < sizeof(maps) / sizeof(maps[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", pin_dir, maps[i]);
-		unlink(path);
-	}
-	if (pin_dir[0])
-		rmdir(pin_dir);
-}
 
 static double now_ms(void)
 {
@@ -89,44 +71,16 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* An instance of our own: the program's maps pinned in pin_dir. */
+/* An instance of our own; the pins keep the maps, the program is not
+ * needed. */
 static int make_instance(void)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, opts);
-	struct bpf_object *obj;
-	char path[256];
+	struct bpf_object *obj = pinned_instance("update");
 
-	snprintf(pin_dir, sizeof(pin_dir), "/sys/fs/bpf/xlbb-update-%d", getpid());
-	if (mkdir(pin_dir, 0700)) {
-		pin_dir[0] = '\0';
-		fprintf(stderr, "bench_update: cannot create a pin dir on /sys/fs/bpf (root?)\n");
+	if (!obj)
 		return -1;
-	}
-	atexit(remove_pins);
-	snprintf(path, sizeof(path), "%s/xlb.bpf.o", build);
-	opts.pin_root_path = pin_dir;
-	libbpf_set_print(NULL);
-	obj = bpf_object__open_file(path, &opts);
-	if (!obj || bpf_object__load(obj)) {
-		fprintf(stderr, "bench_update: cannot load %s\n", path);
-		return -1;
-	}
-	/* The pins keep the maps; the program is not needed. */
 	bpf_object__close(obj);
-	xlb_opts.pin_dir = pin_dir;
+	xlb_opts.pin_dir = pinned_dir;
 	return 0;
 }
 
@@ -141,7 +95,7 @@ static double xlb_cmd(const char *const *args)
 	snprintf(path, sizeof(path), "%s/xlb", build);
 	argv[n++] = path;
 	argv[n++] = "--pin-dir";
-	argv[n++] = pin_dir;
+	argv[n++] = pinned_dir;
 	while (*args && n < 15)
 		argv[n++] = (char *)*args++;
 	argv[n] = NULL;
@@ -309,7 +263,7 @@ int main(int argc, char **argv)
 	size_t s, c;
 	bool rt;
 
-	build = getenv("BUILD") && *getenv("BUILD") ? getenv("BUILD") : "build";
+	build = pinned_build_dir();
 	if (make_instance())
 		return 1;
 	/* Real-time priority (inherited by the watching thread and the xlb

@@ -81,13 +81,10 @@ static int config_show(int argc, char **argv)
 	err = xlb_expect_args(argc, argv, 0, "xlb config show");
 	if (err)
 		return err;
-	err = xlb_instance_open(&inst, xlb_opts.pin_dir, XLB_LOCK_READ);
+	err = xlb_state_open(&inst, &st);
 	if (err)
 		return err;
-	err = xlb_state_read(&inst, &st);
 	xlb_instance_close(&inst);
-	if (err)
-		return err;
 	if (xlb_opts.json) {
 		xlb_json_print(xlb_settings_json(&st->config));
 	} else {

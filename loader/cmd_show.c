@@ -196,12 +196,9 @@ int do_show(int argc, char **argv)
 			return err;
 		filter = true;
 	}
-	err = xlb_instance_open(&inst, xlb_opts.pin_dir, XLB_LOCK_READ);
+	err = xlb_state_open(&inst, &st);
 	if (err)
 		return err;
-	err = xlb_state_read(&inst, &st);
-	if (err)
-		goto out_close;
 	if (filter && !xlb_state_vip_find(st, &only)) {
 		char name[XLB_VIP_STRLEN];
 
@@ -242,7 +239,6 @@ int do_show(int argc, char **argv)
 out:
 	json_object_put(o);
 	xlb_state_free(st);
-out_close:
 	xlb_instance_close(&inst);
 	return err;
 }

@@ -226,17 +226,13 @@ int do_stats(int argc, char **argv)
 	err = xlb_expect_args(argc, argv, 0, "xlb stats [-j | --prometheus]");
 	if (err)
 		return err;
-	err = xlb_instance_open(&inst, xlb_opts.pin_dir, XLB_LOCK_READ);
+	err = xlb_state_open(&inst, &st);
 	if (err)
 		return err;
-	err = xlb_state_read(&inst, &st);
-	if (!err) {
-		err = collect(&inst, st, &snap);
-		if (err)
-			p_err("cannot read counters in %s: %s", inst.dir,
-			      strerror(-err));
-		xlb_state_free(st);
-	}
+	err = collect(&inst, st, &snap);
+	if (err)
+		p_err("cannot read counters in %s: %s", inst.dir, strerror(-err));
+	xlb_state_free(st);
 	xlb_instance_close(&inst);
 	if (!err && fmt == TEXT)
 		print_text(&snap);

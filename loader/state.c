@@ -103,6 +103,19 @@ fail:
 	return err;
 }
 
+int xlb_state_open(struct xlb_instance *inst, struct xlb_state **out)
+{
+	int err;
+
+	err = xlb_instance_open(inst, xlb_opts.pin_dir, XLB_LOCK_READ);
+	if (err)
+		return err;
+	err = xlb_state_read(inst, out);
+	if (err)
+		xlb_instance_close(inst);
+	return err;
+}
+
 void xlb_state_free(struct xlb_state *st)
 {
 	free(st);

@@ -35,6 +35,9 @@ struct xlb_state {
 #define XLB_BACKEND_IDS	(XLB_MAX_BACKENDS - 1)
 
 int xlb_state_read(const struct xlb_instance *inst, struct xlb_state **out);
+/* Open the --pin-dir instance for reading (shared lock) and read its
+ * state; on error nothing is left open. */
+int xlb_state_open(struct xlb_instance *inst, struct xlb_state **out);
 void xlb_state_free(struct xlb_state *st);
 
 /* Keep the state in step with a VIP written or deleted. */

@@ -77,6 +77,7 @@ static int batch_alloc(struct xlb_state *st, __u32 vip_id,
 	id = xlb_state_alloc_backend_id(st);
 	if (id < 0) {
 		p_err("no free backend record (limit %d)", XLB_BACKEND_IDS);
+		batch.n = batch.n_new = 0;
 		return id;
 	}
 	memcpy(b.addr, w->addr, sizeof(b.addr));
@@ -190,15 +191,13 @@ static int free_backends_of(struct xlb_instance *inst, struct xlb_state *st,
 	return batch_write(inst);
 }
 
-/* Roll a VIP left DIRTY forward: its records are what was wanted. */
-static int finish_vip(struct xlb_instance *inst, struct xlb_state *st,
+/* The end of a change of a DIRTY VIP's records: the table they ask for,
+ * then the REMOVED ones freed, then the VIP clean again. */
+static int vip_commit(struct xlb_instance *inst, struct xlb_state *st,
 		      struct xlb_state_vip *v)
 {
-	char name[XLB_VIP_STRLEN];
 	int err;
 
-	p_info("xlb: %s: finishing a change that was interrupted",
-	       xlb_vip_str(&v->key, name, sizeof(name)));
 	err = install_table(inst, st, &v->key, v->vip.id, v->vip.table_size);
 	if (!err)
 		err = free_backends_of(inst, st, v->vip.id, true);
@@ -206,6 +205,17 @@ static int finish_vip(struct xlb_instance *inst, struct xlb_state *st,
 		return err;
 	v->vip.flags &= ~XLB_VIP_F_DIRTY;
 	return write_vip(inst, v, BPF_EXIST);
+}
+
+/* Roll a VIP left DIRTY forward: its records are what was wanted. */
+static int finish_vip(struct xlb_instance *inst, struct xlb_state *st,
+		      struct xlb_state_vip *v)
+{
+	char name[XLB_VIP_STRLEN];
+
+	p_info("xlb: %s: finishing a change that was interrupted",
+	       xlb_vip_str(&v->key, name, sizeof(name)));
+	return vip_commit(inst, st, v);
 }
 
 /* Leftovers of interrupted commands: records and tables of ids no VIP
@@ -537,14 +547,7 @@ static int vip_modify(struct xlb_instance *inst, struct xlb_state *st,
 	err = batch_write(inst);
 	if (err)
 		return err;
-
-	err = install_table(inst, st, &v->key, v->vip.id, v->vip.table_size);
-	if (!err)
-		err = free_backends_of(inst, st, v->vip.id, true);
-	if (err)
-		return err;
-	v->vip.flags &= ~XLB_VIP_F_DIRTY;
-	return write_vip(inst, v, BPF_EXIST);
+	return vip_commit(inst, st, v);
 }
 
 int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,

@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
@@ -35,61 +34,26 @@
 #include "xlb.h"
 #include "flow_hash.h"
 #include "packets.h"
+#include "pinned_instance.h"
 #include "table_map.h"
 #include "testlib.h"
 #include "testrun_env.h"
 
-static char pin_dir[96];
 static char xlb_path[256];
 static struct xlb_testrun_env env;
 static int prog_fd = -1;
 static bool ready;
 
-static const char *build_dir(void)
-{
-	const char *b = getenv("BUILD");
-
-	return b && *b ? b : "build";
-}
-
-static void remove_pins(void)
-{
-	static const char *const maps[] = {
-		XLB_MAP_CONFIG, XLB_MAP_VIPS, XLB_MAP_TABLES, XLB_MAP_BACKENDS,
-		XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS, XLB_MAP_STATS,
-		XLB_MAP_CONNTRACK,
-	};
-	char path[160];
-	size_t i;
-
-	if (!pin_dir[0])
-		return;
-	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", pin_dir, maps[i]);
-		unlink(path);
-	}
-	rmdir(pin_dir);
-}
-
-static void on_signal(int sig)
-{
-	remove_pins();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 /*
- * Once per run: a private network namespace, a pin dir, and the program
- * loaded with its maps pinned there. False (case skipped or failed) when
- * that is impossible here.
+ * Once per run: a private network namespace, and the program loaded with
+ * its maps pinned in a pin dir of the test's own. False (case skipped or
+ * failed) when that is impossible here.
  */
 static bool setup(void)
 {
 	static bool tried;
-	LIBBPF_OPTS(bpf_object_open_opts, opts);
 	struct bpf_program *prog;
 	struct bpf_object *obj;
-	char obj_path[256];
 
 	if (tried)
 		return ready;
@@ -102,29 +66,11 @@ static bool setup(void)
 		test_skip_env("cannot build the test network namespace");
 		return false;
 	}
-	snprintf(xlb_path, sizeof(xlb_path), "%s/xlb", build_dir());
-	snprintf(obj_path, sizeof(obj_path), "%s/xlb.bpf.o", build_dir());
-	snprintf(pin_dir, sizeof(pin_dir), "/sys/fs/bpf/xlbt-loader-%d", getpid());
-	if (mkdir(pin_dir, 0700)) {
-		test_skip_env("cannot create a pin dir on /sys/fs/bpf");
-		pin_dir[0] = '\0';
-		return false;
-	}
-	atexit(remove_pins);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-
-	libbpf_set_print(NULL);
-	opts.pin_root_path = pin_dir;
-	obj = bpf_object__open_file(obj_path, &opts);
-	if (!obj || bpf_object__load(obj)) {
-		printf("  cannot load %s with maps pinned in %s\n", obj_path, pin_dir);
-		test_failed = true;
-		return false;
-	}
-	prog = bpf_object__find_program_by_name(obj, "xlb_xdp");
+	snprintf(xlb_path, sizeof(xlb_path), "%s/xlb", pinned_build_dir());
+	obj = pinned_instance("loader");
+	prog = obj ? bpf_object__find_program_by_name(obj, "xlb_xdp") : NULL;
 	if (!prog) {
-		printf("  no program xlb_xdp in %s\n", obj_path);
+		printf("  cannot load the program with its maps pinned\n");
 		test_failed = true;
 		return false;
 	}
@@ -152,7 +98,7 @@ static int xlb_run(const char *fault, char **out, const char *fmt, ...)
 	va_end(ap);
 	argv[argc++] = xlb_path;
 	argv[argc++] = "--pin-dir";
-	argv[argc++] = pin_dir;
+	argv[argc++] = pinned_dir;
 	for (tok = strtok_r(line, " ", &save); tok && argc < 63;
 	     tok = strtok_r(NULL, " ", &save))
 		argv[argc++] = tok;
@@ -315,7 +261,7 @@ static int open_pinned(const char *name)
 {
 	char path[160];
 
-	snprintf(path, sizeof(path), "%s/%s", pin_dir, name);
+	snprintf(path, sizeof(path), "%s/%s", pinned_dir, name);
 	return bpf_obj_get(path);
 }
 
