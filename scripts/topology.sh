@@ -22,6 +22,10 @@
 #   client i    203.0.113.(10+i)   2001:db8:c::(10+i)
 #   VIPs of lb j  192.0.2.(10*j)   2001:db8:f::(10*j)      (every backend holds all)
 #
+# TOPO_SHARED_VIP=1: every balancer serves lb1's VIPs, and the router has
+# no static route to them; the caller routes them (scripts/ecmp.sh: the
+# balancers announce them over BGP and the router spreads them by ECMP).
+#
 # Encapsulation overhead (20 bytes for IPIP, 40 for IP6IP6): the server
 # segment has a larger MTU (TOPO_MTU, default 1600) than the clients' 1500,
 # so a full-size client packet still fits once encapsulated. With
@@ -58,6 +62,7 @@ TOPO_BACKENDS=${TOPO_BACKENDS:-4}
 TOPO_MTU=${TOPO_MTU:-1600}
 TOPO_ADVMSS=${TOPO_ADVMSS:-0}
 TOPO_PIN=${TOPO_PIN:-private}
+TOPO_SHARED_VIP=${TOPO_SHARED_VIP:-0}
 TOPO_DECAP=${TOPO_DECAP:-auto}
 TOPO_PORT=${TOPO_PORT:-80}
 TOPO_UDP_PORT=${TOPO_UDP_PORT:-5000}
@@ -89,8 +94,8 @@ topo_names() {
 		TOPO_NS_LB[i]=$p-lb$i
 		TOPO_LB4[i]=198.51.100.$((1 + i))
 		TOPO_LB6[i]=2001:db8:b::$((1 + i))
-		TOPO_VIP4[i]=192.0.2.$((10 * i))
-		TOPO_VIP6[i]=2001:db8:f::$((10 * i))
+		TOPO_VIP4[i]=192.0.2.$((10 * (TOPO_SHARED_VIP ? 1 : i)))
+		TOPO_VIP6[i]=2001:db8:f::$((10 * (TOPO_SHARED_VIP ? 1 : i)))
 	done
 	for ((i = 1; i <= TOPO_BACKENDS; i++)); do
 		TOPO_NS_BE[i]=$p-b$i
@@ -172,6 +177,7 @@ topo_balancer() {
 	# (CHECKSUM_PARTIAL), which XDP_TX would send on unfinished. The
 	# router's port towards the balancer finishes it in software.
 	topo_in "$TOPO_NS_RT" ethtool -K lb$j tx off >/dev/null || return 1
+	((TOPO_SHARED_VIP)) && return 0
 	ip -n "$TOPO_NS_RT" route add "${TOPO_VIP4[j]}/32" via "${TOPO_LB4[j]}" &&
 	ip -n "$TOPO_NS_RT" -6 route add "${TOPO_VIP6[j]}/128" via "${TOPO_LB6[j]}"
 }
@@ -187,7 +193,7 @@ topo_backend() {
 	local k=$1 ns=${TOPO_NS_BE[$1]} j mss4=() mss6=()
 	topo_add_ns "$ns" &&
 	topo_link "$ns" "${TOPO_BE4[k]}/24" "${TOPO_BE6[k]}/64" b$k brs "$TOPO_MTU" || return 1
-	for ((j = 1; j <= TOPO_BALANCERS; j++)); do
+	for ((j = 1; j <= (TOPO_SHARED_VIP ? 1 : TOPO_BALANCERS); j++)); do
 		ip -n "$ns" addr add "${TOPO_VIP4[j]}/32" dev lo &&
 		ip -n "$ns" addr add "${TOPO_VIP6[j]}/128" dev lo nodad || return 1
 	done
