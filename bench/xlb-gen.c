@@ -136,7 +136,8 @@ static void usage(FILE *f)
 		"  -P, --sport LO-HI      source ports (default 1024-65535)\n"
 		"  -l, --size BYTES       frame length without FCS (default 64, at least\n"
 		"                         the headers)\n"
-		"  -c, --pcap FILE        take the flow sequence from a capture\n"
+		"  -c, --pcap FILE        flows in the order and sizes of a capture's\n"
+		"                         client packets (sources still from --src)\n"
 		"  -m, --dst-mac MAC      destination MAC (required with --dev)\n"
 		"  -M, --src-mac MAC      source MAC (default: DEV's)\n"
 		"  -b, --batch N          frames per kernel batch, 1..256 (default %d)\n"
@@ -623,9 +624,11 @@ static int seq_add(void *ctx, const struct trace_packet *pkt)
 	return 0;
 }
 
-/* The capture's flows in the order their client packets came: frame n
- * of the run belongs to flow ids[n % n]. Its addresses are not used (see
- * BENCHMARKS.md): each flow gets a source from --src/--sport instead. */
+/* The capture's flows in the order their client packets came: frame i
+ * of the run belongs to flow ids[i % n]. What a capture gives is the shape
+ * of real traffic (how many flows, how many packets each, interleaved how);
+ * its addresses are not used: each flow gets a source from --src and
+ * --sport like any other, so only the addresses chosen here are sent. */
 static int load_sequence(const struct gen_opts *o, const struct gen_template *t,
 			 struct gen_seq *s)
 {

@@ -202,8 +202,12 @@ test_bench_report() {
 			tl_pass "bench_$name"
 		else
 			tl_fail "bench_$name" "${BASH_REMATCH[2]}"
+			# the end of its error output, from the report
+			awk -v h="**$name failed**" 'index($0, h) == 1 { on = 1; next }
+				on && /^```/ { if (++fence == 2) exit; next }
+				fence == 1 { print "  " $0 }' "$TMP/report.md"
 		fi
-	done < <(sed -n '/^## Summary/,/^Targets:/p' "$TMP/report.md")
+	done < <(awk '/^## / { on = ($0 == "## Summary") } on' "$TMP/report.md")
 	tl_check bench_report_has_throughput grep -q '^| MAC-swap XDP_TX reflector' "$TMP/report.md"
 }
 
