@@ -65,7 +65,9 @@ struct xlb_pkt {
 	__u32 l3_off;		/* IP header offset in the frame (after VLAN tags) */
 	__u32 l3_len;		/* IP packet length: what gets encapsulated */
 	__u8 tos;		/* IPv4 TOS / IPv6 traffic class, kept in the outer header */
-	__u8 pad[3];
+	__u8 tcp_flags;		/* of a TCP packet (byte 13: FIN 0x01, SYN 0x02, RST 0x04, ACK 0x10) */
+	__u8 icmp_error;	/* the flow is the one an ICMP error quotes */
+	__u8 pad;
 };
 
 struct xlb_vlan_hdr {
@@ -97,8 +99,10 @@ struct xlb_ports {
 /* TCP or UDP header of an unfragmented packet: must fit the IP payload of
  * len bytes and be self-consistent. */
 XLB_INLINE int xlb_parse_ports(void *data, void *end, __u32 off, __u32 len,
-			       struct xlb_flow *flow)
+			       struct xlb_pkt *pkt)
 {
+	struct xlb_flow *flow = &pkt->flow;
+
 	if (flow->proto == IPPROTO_TCP) {
 		struct tcphdr *th = data + off;
 
@@ -107,6 +111,7 @@ XLB_INLINE int xlb_parse_ports(void *data, void *end, __u32 off, __u32 len,
 			return -XLB_STAT_DROP_MALFORMED;
 		flow->sport = th->source;
 		flow->dport = th->dest;
+		pkt->tcp_flags = ((__u8 *)th)[13];
 	} else {
 		struct udphdr *uh = data + off;
 		__u32 ulen;
@@ -131,6 +136,8 @@ XLB_INLINE bool xlb_ipv4_csum_ok(struct iphdr *iph, __u32 hlen, void *end)
 	__u64 sum = xlb_csum_words5(iph);
 	__u32 i;
 
+	if (!nopt)
+		return xlb_csum_fold(sum) == 0;
 #pragma unroll
 	for (i = 0; i < 10; i++) {
 		if (i < nopt) {
@@ -216,8 +223,9 @@ XLB_INLINE int xlb_parse_ipv4(void *data, void *end, __u32 off,
 	switch (flow->proto) {
 	case IPPROTO_TCP:
 	case IPPROTO_UDP:
-		return xlb_parse_ports(data, end, off + hlen, tot - hlen, flow);
+		return xlb_parse_ports(data, end, off + hlen, tot - hlen, pkt);
 	case IPPROTO_ICMP:
+		pkt->icmp_error = 1;
 		return xlb_parse_icmp4(data, end, off + hlen, tot - hlen, flow);
 	}
 	return -XLB_STAT_PASS_NOT_VIP;
@@ -379,8 +387,9 @@ XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
 	switch (nh) {
 	case IPPROTO_TCP:
 	case IPPROTO_UDP:
-		return xlb_parse_ports(data, end, off, stop - off, flow);
+		return xlb_parse_ports(data, end, off, stop - off, pkt);
 	case IPPROTO_ICMPV6:
+		pkt->icmp_error = 1;
 		return xlb_parse_icmp6(data, end, off, stop, flow);
 	}
 	return -XLB_STAT_PASS_NOT_VIP;
