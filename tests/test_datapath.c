@@ -69,7 +69,10 @@ struct dp_case {
 	struct pkt_desc quoted;		/* ICMP errors: the packet quoted */
 	size_t quote_max;		/* bytes of it quoted (0: all) */
 	size_t pad;			/* zero bytes after the IP packet */
-	struct { int at; __u8 val; } corrupt[2];	/* at: offset in the IP packet + 1 */
+	/* Bytes overwritten after building: at > 0 is byte at - 1 of the IP
+	 * packet, at < 0 counts back from its start (-1: the EtherType's
+	 * low byte), 0 is unused. */
+	struct { int at; __u8 val; } corrupt[2];
 	bool fix_csum;			/* IPv4 header checksum redone after corrupt */
 	int verdict;
 	enum xlb_stat reason;
@@ -375,7 +378,7 @@ static void check_counted(const struct xlb_counter *before,
 {
 	__u32 r;
 
-	for (r = 0; r < XLB_STAT__MAX; r++) {
+	for (r = 0; r < XLB_STAT_REASONS; r++) {
 		__u64 dp = after[r].packets - before[r].packets;
 		__u64 db = after[r].bytes - before[r].bytes;
 
