@@ -139,20 +139,17 @@ int xlb_vip_parse(const char *s, struct xlb_vip_key *key, const char **why)
 	if (err)
 		return err;
 
+	/* Port 0 is a real VIP: the one that receives the fragments sent to
+	 * its address and protocol (they carry no ports). */
 	n = slash - colon - 1;
 	if (n == 0) {
 		*why = "missing port";
 		return -EINVAL;
 	}
-	if (n >= sizeof(num)) {
-		*why = "port out of range (1-65535)";
-		return -EINVAL;
-	}
-	memcpy(num, colon + 1, n);
-	num[n] = '\0';
-	if (xlb_u32_parse(num, 1, 65535, &port, why)) {
-		if (*why == why_buf)
-			*why = "port out of range (1-65535)";
+	memcpy(num, colon + 1, n < sizeof(num) ? n : sizeof(num) - 1);
+	num[n < sizeof(num) ? n : sizeof(num) - 1] = '\0';
+	if (n >= sizeof(num) || xlb_u32_parse(num, 0, 65535, &port, why)) {
+		*why = "port out of range (0-65535)";
 		return -EINVAL;
 	}
 	key->port = htons(port);

@@ -23,7 +23,8 @@ int xlb_addr_parse(const char *s, __be32 addr[4], __u8 *family,
 const char *xlb_addr_str(const __be32 addr[4], __u8 family, char *buf,
 			 size_t len);
 
-/* VIP: ADDR:PORT/PROTO, IPv6 in brackets, PROTO tcp or udp. */
+/* VIP: ADDR:PORT/PROTO, IPv6 in brackets, PROTO tcp or udp; port 0 is
+ * the VIP of the fragments to ADDR/PROTO. */
 int xlb_vip_parse(const char *s, struct xlb_vip_key *key, const char **why);
 const char *xlb_vip_str(const struct xlb_vip_key *key, char *buf, size_t len);
 

@@ -210,12 +210,14 @@ struct verdict {
 	__u8 dst[16];		/* outer destination: the backend */
 };
 
+/* A SYN: a new connection follows the table whatever the connection
+ * table remembers of its 5-tuple, so every packet here shows the table. */
 static int run_flow(const struct flow *f, struct verdict *v)
 {
 	struct pkt_desc d = {
 		.family = f->family, .src = f->src, .dst = f->dst,
 		.proto = f->proto, .sport = f->sport, .dport = f->dport,
-		.payload_len = 32,
+		.tcp_flags = PKT_TCP_SYN, .payload_len = 32,
 	};
 	__u8 in[PKT_MAX], out[PKT_MAX + 64];
 	__u32 len, out_len = sizeof(out);

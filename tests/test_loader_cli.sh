@@ -95,8 +95,9 @@ tl_check seed_can_be_set test "$(x -j show | jq -r .config.seed)" == 00112233445
 
 # Every map of the instance, in one bpftool run. xlb_tables holds the ids
 # of the inner arrays: a table swapped, even for an identical one, shows.
-for m in xlb_config xlb_vips xlb_tables xlb_backends xlb_vip_stats xlb_backend_stats xlb_stats; do
-	echo "map dump pinned $PIN/$m"
+for m in xlb_config xlb_vips xlb_tables xlb_backends xlb_vip_stats xlb_backend_stats xlb_stats \
+	 xlb_conntrack; do
+	[[ -e $PIN/$m ]] && echo "map dump pinned $PIN/$m"
 done >"$TMP/dump.batch"
 dump() { bpftool batch file "$TMP/dump.batch" 2>&1; }
 
@@ -122,8 +123,8 @@ bad() {
 
 bad vip_bad_address "bad VIP '192.0.2.300:80/tcp'" vip add 192.0.2.300:80/tcp
 bad vip_missing_port "missing :PORT" vip add 192.0.2.10/tcp
-bad vip_port_zero "port out of range" vip add 192.0.2.10:0/tcp
-bad vip_port_too_big "port out of range" vip add 192.0.2.10:65536/tcp
+bad vip_port_not_a_number "port out of range (0-65535)" vip add 192.0.2.10:8o/tcp
+bad vip_port_too_big "port out of range (0-65535)" vip add 192.0.2.10:65536/tcp
 bad vip_unknown_protocol "unknown protocol" vip add 192.0.2.10:80/sctp
 bad vip_ipv6_without_brackets "in brackets" vip add 2001:db8::10:80/tcp
 bad vip_multicast "multicast" vip add 224.0.0.10:80/udp
@@ -278,6 +279,9 @@ fi
 x apply <(printf '{"vips":[]}')
 tl_check apply_deletes_vips_not_listed test "$(x -j show | jq '.vips | length')" -eq 0
 
+# Port 0: the VIP that receives the fragments sent to its address.
+tl_check vip_port_zero_is_the_fragments_vip x vip add 192.0.2.10:0/udp
+
 # --- the lock ---------------------------------------------------------------
 
 # Another command holds the instance's lock for a second: xlb waits for it.
@@ -303,7 +307,7 @@ tl_check help_for_every_object test $ok -eq 1
 
 x detach v0
 tl_check detach_removes_the_program sh -c "! ip -n $NS link show v0 | grep -q xdp"
-tl_check detach_keeps_the_configuration test "$(x -j show | jq -r '.vips[0].vip')" == 192.0.2.20:80/tcp
+tl_check detach_keeps_the_configuration test "$(x -j show | jq -r '[.vips[].vip] | join(" ")')" == "192.0.2.10:0/udp 192.0.2.20:80/tcp"
 expect_error detach_twice_is_refused "xlb is not attached to v0" x detach v0 && tl_pass detach_twice_is_refused
 
 exit $TL_FAILED
