@@ -3,91 +3,27 @@
 #
 # The xlb command as users meet it, on an instance attached with
 # `xlb attach --pin-dir` to a veth in a namespace of the test's own:
-#  - attach: the libxdp dispatcher, or its single-program fallback said
-#    plainly; a second attach, a missing device, a pin dir off bpffs and a
-#    missing instance give one clear error each;
 #  - every kind of bad input gets a one-line error naming the problem, a
 #    non-zero exit, and leaves every map byte-identical;
 #  - the limits (VIPs, backends, table size) are enforced;
-#  - a first use seeds the instance at random; the seed can be set;
+#  - the seed can be set;
 #  - apply of the current state changes nothing, `show -j | apply -`
 #    round-trips, and apply leaves the tables of unchanged VIPs alone;
 #  - concurrent commands are serialised by the pin dir's lock.
+# (Attaching and detaching: test_loader_attach.sh.)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/loader_lib.sh"
 
 tl_require_root loader_cli || exit 0
-tl_bpffs
-tl_netns NS lb || { tl_fail loader_cli_setup "cannot create a namespace"; exit 1; }
-tl_pin_dir PIN cli || { tl_fail loader_cli_setup "cannot create a pin dir"; exit 1; }
-TMP=$(mktemp -d)
-tl_on_exit "rm -rf $TMP"
-
-# Quiet links: without IPv6 and addresses nothing sends a packet, so the
-# counters too stay as they are while the maps are compared.
-tl_in "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-ip -n "$NS" link add v0 type veth peer name v1
-ip -n "$NS" link set v0 up
-ip -n "$NS" link set v1 up
-
-x() { tl_in "$NS" "$XLB" --pin-dir "$PIN" "$@"; }
-
-# --- attach ---------------------------------------------------------------
-
-if ! x -j attach v0 --mode generic >"$TMP/attach.json" 2>"$TMP/attach.err"; then
-	tl_fail attach "$(cat "$TMP/attach.err")"
+loader_setup cli || { tl_fail loader_cli_setup "cannot create namespaces or a pin dir"; exit 1; }
+if ! x attach v0 --mode generic >/dev/null 2>"$TMP/err"; then
+	tl_fail loader_cli_setup "xlb attach: $(cat "$TMP/err")"
 	exit 1
 fi
-tl_pass attach
-if jq -e '.dispatcher == false' "$TMP/attach.json" >/dev/null; then
-	# This kernel refuses freplace: libxdp attached xlb alone, and says so.
-	tl_check attach_reports_single_program_fallback \
-		grep -q 'without the libxdp dispatcher.*no other XDP program can share v0' "$TMP/attach.err"
-else
-	# The dispatcher: a second program joins xlb on the interface.
-	if tl_in "$NS" xdp-loader load -m skb v0 "$BUILD/pass.bpf.o" >/dev/null 2>&1 &&
-	   tl_in "$NS" xdp-loader status v0 >"$TMP/status" 2>&1 &&
-	   grep -q xlb_xdp "$TMP/status" && grep -q xdp_pass "$TMP/status"; then
-		tl_pass attach_shares_the_interface_under_the_dispatcher
-	else
-		tl_fail attach_shares_the_interface_under_the_dispatcher "$(cat "$TMP/status" 2>/dev/null)"
-	fi
-	tl_in "$NS" xdp-loader unload -a v0 >/dev/null 2>&1
-	x attach v0 --mode generic >/dev/null 2>&1
-fi
 
-# expect_error NAME FRAGMENT CMD...: CMD fails with one line on stderr
-# that contains FRAGMENT, and nothing on stdout.
-expect_error() {
-	local name=$1 fragment=$2 rc; shift 2
-	"$@" >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	if [[ $rc -eq 0 ]]; then
-		tl_fail "$name" "succeeded: $*"
-	elif [[ -s $TMP/out || $(wc -l <"$TMP/err") -ne 1 ]]; then
-		tl_fail "$name" "not one line of error: $(cat "$TMP/out" "$TMP/err")"
-	elif ! grep -qF -- "$fragment" "$TMP/err"; then
-		tl_fail "$name" "'$(cat "$TMP/err")' does not say '$fragment'"
-	else
-		return 0
-	fi
-	return 1
-}
+# --- settings ---------------------------------------------------------------
 
-expect_error attach_twice_is_refused "already attached to v0" x attach v0 && tl_pass attach_twice_is_refused
-expect_error attach_missing_device_is_refused "no device nosuchdev" x attach nosuchdev &&
-	tl_pass attach_missing_device_is_refused
-expect_error attach_off_bpffs_is_refused "is not on a bpf filesystem" \
-	tl_in "$NS" "$XLB" --pin-dir "$TMP/pins" attach v1 &&
-	tl_check attach_off_bpffs_is_refused test ! -e "$TMP/pins"
-tl_pin_dir EMPTY empty
-expect_error missing_instance_is_named "no xlb instance in $EMPTY: attach first" \
-	"$XLB" --pin-dir "$EMPTY" show && tl_pass missing_instance_is_named
-
-# --- first use --------------------------------------------------------------
-
-seed=$(x -j config show | jq -r .seed)
-tl_check first_use_sets_a_random_seed test "${#seed}" -eq 32 -a "$seed" != 00000000000000000000000000000000
 x config set seed 00112233445566778899aabbccddeeff src4 198.51.100.1 src6 2001:db8:100::1
 tl_check seed_can_be_set test "$(x -j show | jq -r .config.seed)" == 00112233445566778899aabbccddeeff
 
@@ -302,12 +238,5 @@ for obj in "" vip backend config show stats apply attach detach; do
 	x $obj help >"$TMP/help" 2>&1 && grep -q Usage "$TMP/help" || { ok=0; echo "  xlb $obj help: $(head -1 "$TMP/help")"; }
 done
 tl_check help_for_every_object test $ok -eq 1
-
-# --- detach -----------------------------------------------------------------
-
-x detach v0
-tl_check detach_removes_the_program sh -c "! ip -n $NS link show v0 | grep -q xdp"
-tl_check detach_keeps_the_configuration test "$(x -j show | jq -r '[.vips[].vip] | join(" ")')" == "192.0.2.10:0/udp 192.0.2.20:80/tcp"
-expect_error detach_twice_is_refused "xlb is not attached to v0" x detach v0 && tl_pass detach_twice_is_refused
 
 exit $TL_FAILED
