@@ -85,4 +85,19 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xlb_stats SEC(".maps");
 
+/*
+ * The connection table (bpf/conntrack.h): flow -> backend, one LRU hash
+ * shared by all CPUs, so a flow that RSS moves to another CPU keeps its
+ * entry and `xlb show` counts every flow once. About 130 bytes per entry
+ * (README: Connection tracking); `xlb attach` sizes it from the conntrack-size
+ * setting, `ip link ... xdp obj` creates it with this default.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XLB_CT_DEFAULT_SIZE);
+	__type(key, struct xlb_flow);
+	__type(value, struct xlb_ct_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_conntrack SEC(".maps");
+
 #endif /* XLB_BPF_MAPS_H */

@@ -16,6 +16,7 @@
 #include "fib.h"
 #include "encap.h"
 #include "stats.h"
+#include "conntrack.h"
 #include "stages.h"
 
 /* Benchmarks end the path early here (bpf/xlb_bench.bpf.c); no-op otherwise. */
@@ -51,13 +52,11 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	hash = xlb_flow_hash(&pkt.flow, cfg->hash_key);
 	XLB_STAGE_END(XLB_STAGE_HASH);
 
-	/* The backend: the VIP's table names it for this hash. */
-	err = xlb_table_pick(vip, hash, backend_id);
+	/* The backend: the connection table's for an established flow,
+	 * else the one the VIP's table names for this hash. */
+	err = xlb_ct_pick(ctx, &pkt, vip, cfg, hash, backend_id, &be);
 	if (err)
 		return err;
-	be = xlb_backend_get(*backend_id, vip);
-	if (!be)
-		return -XLB_STAT_DROP_NO_BACKEND;
 	XLB_STAGE_END(XLB_STAGE_TABLE);
 
 	if (!xlb_outer_source_ok(be, cfg))

@@ -129,20 +129,40 @@ struct xlb_config {
 	__be32 src4;		/* outer IPv4 source */
 	__be32 src6[4];		/* outer IPv6 source */
 	__u32 flags;		/* XLB_CFG_F_* */
-	__u32 udp_timeout_s;	/* connection table: UDP idle timeout */
-	__u32 tcp_timeout_s;	/* connection table: TCP idle timeout */
+	/* The connection table (bpf/conntrack.h); 0 means the default below. */
+	__u32 udp_timeout_s;	/* UDP idle timeout */
+	__u32 tcp_timeout_s;	/* TCP idle timeout */
 	__u32 ct_rate_limit;	/* new connection entries per second per CPU */
+	__u32 tcp_closing_timeout_s; /* TCP idle timeout once a FIN or RST passed */
+	__u32 ct_size;		/* entries of xlb_conntrack, applied by the next
+				 * `xlb attach` (the datapath does not read it) */
 	__u32 pad;
 };
-XLB_STATIC_ASSERT(sizeof(struct xlb_config) == 56, "xlb_config layout");
+XLB_STATIC_ASSERT(sizeof(struct xlb_config) == 64, "xlb_config layout");
 
-/* Connection-table entry: which backend a flow went to, and when. */
+/* Connection-table defaults, used where the setting is 0. */
+#define XLB_CT_DEFAULT_SIZE		1048576	/* entries of xlb_conntrack */
+#define XLB_CT_MIN_SIZE			1024
+#define XLB_CT_MAX_SIZE			67108864
+#define XLB_CT_UDP_TIMEOUT_S		30
+#define XLB_CT_TCP_TIMEOUT_S		300
+#define XLB_CT_TCP_CLOSING_TIMEOUT_S	10
+#define XLB_CT_RATE_LIMIT		100000	/* per second per CPU */
+
+/* Connection-table entry flags. */
+#define XLB_CT_F_CLOSING	(1U << 0)	/* a FIN or RST passed: the TCP
+						 * closing timeout applies */
+
+/* Connection-table entry (xlb_conntrack, keyed by struct xlb_flow): which
+ * backend a flow went to, and when it was last seen. */
 struct xlb_ct_entry {
 	__u32 backend_id;
 	__u32 gen;		/* xlb_backend.gen at the time of the choice */
-	__u64 last_seen_ns;	/* bpf_ktime_get_ns() */
+	__u64 last_seen_ns;	/* bpf_ktime_get_coarse_ns(): CLOCK_MONOTONIC */
+	__u32 flags;		/* XLB_CT_F_* */
+	__u32 pad;
 };
-XLB_STATIC_ASSERT(sizeof(struct xlb_ct_entry) == 16, "xlb_ct_entry layout");
+XLB_STATIC_ASSERT(sizeof(struct xlb_ct_entry) == 24, "xlb_ct_entry layout");
 
 /* A packet/byte counter; per-CPU maps hold one per CPU. */
 struct xlb_counter {
@@ -181,5 +201,9 @@ enum xlb_stat {
 	XLB_STAT__MAX
 };
 #undef XLB_STAT_ENUM
+
+/* A packet counts exactly one of the reasons before XLB_STAT_REASONS, and
+ * any of the connection-table events from there on. */
+#define XLB_STAT_REASONS	XLB_STAT_CT_HIT
 
 #endif /* XLB_H */

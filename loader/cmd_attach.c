@@ -15,10 +15,12 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "conntrack_map.h"
+#include "settings.h"
 #include "update.h"
 #include "xlb.skel.h"
 
-#define ATTACH_USAGE "xlb attach DEV [--mode native|generic]"
+#define ATTACH_USAGE "xlb attach DEV [--mode native|generic] [--conntrack-size N]"
 #define DETACH_USAGE "xlb detach DEV"
 
 /* libbpf and libxdp report every step of a load on stderr; xlb says what
@@ -146,10 +148,11 @@ int do_attach(int argc, char **argv)
 	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
 	struct xdp_multiprog *mp = NULL;
 	struct xdp_program *prog = NULL, *found;
+	struct xlb_config ct = {}, want;
 	struct xlb_instance inst;
 	struct xlb_state *st;
 	struct xlb *skel = NULL;
-	const char *val, *dev;
+	const char *val, *dev, *why;
 	char msg[128];
 	int ifindex, err;
 
@@ -157,8 +160,10 @@ int do_attach(int argc, char **argv)
 		printf("Usage: " ATTACH_USAGE "\n"
 		       "Load the XDP program on DEV through libxdp, its maps pinned in the\n"
 		       "pin dir (--pin-dir, default %s). Without --mode, native\n"
-		       "if the driver supports it, generic otherwise.\n",
-		       XLB_DEFAULT_PIN_DIR);
+		       "if the driver supports it, generic otherwise. --conntrack-size sets\n"
+		       "the conntrack-size setting and sizes the connection table by it;\n"
+		       "without it, the setting (default %u entries) does.\n",
+		       XLB_DEFAULT_PIN_DIR, XLB_CT_DEFAULT_SIZE);
 		return 0;
 	}
 	err = xlb_take_opt(&argc, argv, "--mode", &val);
@@ -166,6 +171,14 @@ int do_attach(int argc, char **argv)
 		return err;
 	if (err && (err = attach_mode(val, &mode)))
 		return err;
+	err = xlb_take_opt(&argc, argv, "--conntrack-size", &val);
+	if (err < 0)
+		return err;
+	if (err && xlb_setting_parse(xlb_setting_find("conntrack-size"), &ct,
+				     val, &why)) {
+		p_err("bad --conntrack-size '%s': %s", val, why);
+		return -EINVAL;
+	}
 	err = xlb_expect_args(argc, argv, 1, ATTACH_USAGE);
 	if (err)
 		return err;
@@ -196,6 +209,10 @@ int do_attach(int argc, char **argv)
 		p_err("cannot open the XDP program: %s", strerror(-err));
 		return err;
 	}
+	err = xlb_ct_size_for_load(skel->maps.xlb_conntrack, xlb_opts.pin_dir,
+				   ct.ct_size);
+	if (err)
+		goto cleanup;
 	prog_opts.obj = skel->obj;
 	prog_opts.prog_name = bpf_program__name(skel->progs.xlb_xdp);
 	prog = xdp_program__create(&prog_opts);
@@ -223,10 +240,16 @@ int do_attach(int argc, char **argv)
 		goto cleanup;
 	}
 
-	/* First use of the instance: give it a seed now. */
+	/* First use of the instance: give it a seed now; and keep the size
+	 * asked for, so that attaching again keeps it. */
 	err = xlb_update_open(&inst, &st, false);
-	if (!err)
+	if (!err) {
+		want = st->config;
+		if (ct.ct_size)
+			want.ct_size = ct.ct_size;
+		err = xlb_config_write(&inst, st, &want);
 		xlb_update_close(&inst, st);
+	}
 	if (!err)
 		report(dev, ifindex, mp, prog);
 cleanup:

@@ -23,8 +23,12 @@ static int config_help(void)
 	       "  src6 ADDR | none    outer IPv6 source\n"
 	       "  udp-timeout S       connection table: UDP idle timeout, seconds\n"
 	       "  tcp-timeout S       connection table: TCP idle timeout, seconds\n"
+	       "  tcp-closing-timeout S  connection table: TCP idle timeout once a FIN\n"
+	       "                      or RST has passed, seconds\n"
 	       "  ct-rate-limit N     connection table: new entries per second per CPU\n"
-	       "                      (0 for the timeouts and the limit: the datapath's default)\n");
+	       "  conntrack-size N    connection table entries, applied by the next\n"
+	       "                      `xlb attach` (1024 to 67108864)\n"
+	       "                      (0 for any of these: the default, see xlb(8))\n");
 	return 0;
 }
 
@@ -69,6 +73,9 @@ static int config_set(int argc, char **argv)
 				  argv[i + 1], &why);
 	err = xlb_config_write(&inst, st, &want);
 	xlb_update_close(&inst, st);
+	for (i = 0; !err && i < argc; i += 2)
+		if (xlb_setting_find(argv[i]) == xlb_setting_find("conntrack-size"))
+			p_info("xlb: note: conntrack-size applies from the next `xlb attach` (the connection table is made anew then)");
 	return err;
 }
 

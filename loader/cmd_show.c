@@ -2,7 +2,9 @@
 /*
  * xlb show [VIP]: settings, VIPs, backends, weights, and what the live
  * tables actually hold (slots per backend, read back from the kernel), with
- * a fingerprint per VIP to compare balancers.
+ * a fingerprint per VIP to compare balancers, and the flows each backend
+ * still holds in the connection table (conntrack_map.h says how they are
+ * counted).
  *
  * `xlb show -j` is accepted by `xlb apply`, which skips the observed keys
  * (xlb_show_observed()).
@@ -17,6 +19,7 @@
 #include "addr.h"
 #include "cli.h"
 #include "cmd.h"
+#include "conntrack_map.h"
 #include "settings.h"
 #include "state.h"
 #include "table_map.h"
@@ -98,7 +101,8 @@ bool xlb_show_observed(bool backend, const char *key)
 static struct json_object *vip_json(const struct xlb_state *st,
 				    const struct xlb_state_vip *v,
 				    const struct live_table *t,
-				    const __u32 *ids, size_t n)
+				    const __u32 *ids, size_t n,
+				    const struct xlb_ct_census *ct)
 {
 	struct json_object *o, *backends, *b;
 	char text[XLB_VIP_STRLEN];
@@ -124,6 +128,8 @@ static struct json_object *vip_json(const struct xlb_state *st,
 				       json_object_new_int64(t->count[ids[i]]));
 		json_object_object_add(b, "share",
 				       json_object_new_double(share(t, ids[i])));
+		json_object_object_add(b, "flows",
+				       json_object_new_int64(ct->flows[ids[i]]));
 		json_object_array_add(backends, b);
 	}
 	json_object_object_add(o, "backends", backends);
@@ -141,7 +147,8 @@ static struct json_object *vip_json(const struct xlb_state *st,
 
 static void vip_print(const struct xlb_state *st,
 		      const struct xlb_state_vip *v,
-		      const struct live_table *t, const __u32 *ids, size_t n)
+		      const struct live_table *t, const __u32 *ids, size_t n,
+		      const struct xlb_ct_census *ct)
 {
 	char text[XLB_VIP_STRLEN];
 	const struct xlb_backend *be;
@@ -160,10 +167,10 @@ static void vip_print(const struct xlb_state *st,
 	printf("\n");
 	for (i = 0; i < n; i++) {
 		be = &st->backends[ids[i]];
-		printf("\tbackend %s weight %u slots %u share %.2f%%%s\n",
+		printf("\tbackend %s weight %u slots %u share %.2f%% flows %u%s\n",
 		       xlb_addr_str(be->addr, be->family, text, sizeof(text)),
 		       be->weight, t->count[ids[i]], 100 * share(t, ids[i]),
-		       be->weight ? "" : " draining");
+		       ct->flows[ids[i]], be->weight ? "" : " draining");
 	}
 }
 
@@ -171,6 +178,7 @@ int do_show(int argc, char **argv)
 {
 	static __u32 ids[XLB_MAX_BACKENDS];
 	struct json_object *o = NULL, *vips = NULL;
+	struct xlb_ct_census *ct = NULL;
 	struct xlb_vip_key only;
 	struct xlb_instance inst;
 	struct xlb_state_vip *v;
@@ -184,8 +192,10 @@ int do_show(int argc, char **argv)
 	if (argc >= 1 && xlb_is_help(argv[0])) {
 		printf("Usage: xlb show [VIP]\n"
 		       "Settings, VIPs with their table size and fingerprint, backends with\n"
-		       "their weight and the slots and share they hold in the live table.\n"
-		       "-j prints JSON, which `xlb apply` accepts back.\n");
+		       "their weight, the slots and share they hold in the live table, and\n"
+		       "the flows they hold in the connection table (live entries, counted\n"
+		       "at the time of the command). -j prints JSON, which `xlb apply`\n"
+		       "accepts back.\n");
 		return 0;
 	}
 	if (argc > 1)
@@ -206,6 +216,13 @@ int do_show(int argc, char **argv)
 		err = -ENOENT;
 		goto out;
 	}
+	ct = malloc(sizeof(*ct));
+	err = ct ? xlb_ct_census(inst.conntrack_fd, &st->config, st->backends, ct) :
+	      -ENOMEM;
+	if (err) {
+		p_err("cannot read the connection table: %s", strerror(-err));
+		goto out;
+	}
 
 	if (xlb_opts.json) {
 		o = json_object_new_object();
@@ -214,6 +231,8 @@ int do_show(int argc, char **argv)
 		json_object_object_add(o, "vips", vips);
 	} else if (!filter) {
 		xlb_settings_print(&st->config, true);
+		printf("conntrack size %u entries %llu live %llu\n", ct->size,
+		       (unsigned long long)ct->entries, (unsigned long long)ct->live);
 	}
 	for (i = 0; i < st->n_vips; i++) {
 		v = &st->vips[i];
@@ -228,9 +247,9 @@ int do_show(int argc, char **argv)
 		}
 		n = xlb_state_vip_backends(st, v->vip.id, ids);
 		if (xlb_opts.json)
-			json_object_array_add(vips, vip_json(st, v, &t, ids, n));
+			json_object_array_add(vips, vip_json(st, v, &t, ids, n, ct));
 		else
-			vip_print(st, v, &t, ids, n);
+			vip_print(st, v, &t, ids, n, ct);
 		free_live(&t);
 	}
 	if (o)
@@ -238,6 +257,7 @@ int do_show(int argc, char **argv)
 	o = NULL;
 out:
 	json_object_put(o);
+	free(ct);
 	xlb_state_free(st);
 	xlb_instance_close(&inst);
 	return err;

@@ -22,6 +22,7 @@ struct xlb_instance {
 	int vip_stats_fd;
 	int backend_stats_fd;
 	int stats_fd;
+	int conntrack_fd;
 };
 
 enum xlb_lock {

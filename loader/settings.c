@@ -16,17 +16,22 @@ struct xlb_setting {
 	enum setting_kind kind;
 	size_t offset;		/* in struct xlb_config */
 	__u32 max;		/* NUMBER */
+	__u32 min;		/* NUMBER: least value other than 0 (default) */
 };
 
 #define AT(field) offsetof(struct xlb_config, field)
 
 static const struct xlb_setting settings[] = {
-	{ "seed",          "seed",          SEED,   AT(hash_key),      0 },
-	{ "src4",          "src4",          ADDR4,  AT(src4),          0 },
-	{ "src6",          "src6",          ADDR6,  AT(src6),          0 },
-	{ "udp-timeout",   "udp_timeout",   NUMBER, AT(udp_timeout_s), 86400 },
-	{ "tcp-timeout",   "tcp_timeout",   NUMBER, AT(tcp_timeout_s), 604800 },
-	{ "ct-rate-limit", "ct_rate_limit", NUMBER, AT(ct_rate_limit), 100000000 },
+	{ "seed",          "seed",          SEED,   AT(hash_key),      0, 0 },
+	{ "src4",          "src4",          ADDR4,  AT(src4),          0, 0 },
+	{ "src6",          "src6",          ADDR6,  AT(src6),          0, 0 },
+	{ "udp-timeout",   "udp_timeout",   NUMBER, AT(udp_timeout_s), 86400, 0 },
+	{ "tcp-timeout",   "tcp_timeout",   NUMBER, AT(tcp_timeout_s), 604800, 0 },
+	{ "ct-rate-limit", "ct_rate_limit", NUMBER, AT(ct_rate_limit), 100000000, 0 },
+	{ "tcp-closing-timeout", "tcp_closing_timeout", NUMBER,
+	  AT(tcp_closing_timeout_s), 604800, 0 },
+	{ "conntrack-size", "conntrack_size", NUMBER, AT(ct_size),
+	  XLB_CT_MAX_SIZE, XLB_CT_MIN_SIZE },
 };
 
 #define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -62,6 +67,7 @@ int xlb_setting_parse(const struct xlb_setting *s, struct xlb_config *cfg,
 		      const char *text, const char **why)
 {
 	__be32 addr[4];
+	__u32 num;
 	__u8 family;
 	int err;
 
@@ -88,7 +94,15 @@ int xlb_setting_parse(const struct xlb_setting *s, struct xlb_config *cfg,
 		memcpy(field(s, cfg), addr, s->kind == ADDR4 ? 4 : 16);
 		return 0;
 	case NUMBER:
-		return xlb_u32_parse(text, 0, s->max, field(s, cfg), why);
+		err = xlb_u32_parse(text, 0, s->max, &num, why);
+		if (err)
+			return err;
+		if (num && num < s->min) {
+			*why = "too small (0 for the default)";
+			return -EINVAL;
+		}
+		*(__u32 *)field(s, cfg) = num;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -182,7 +196,7 @@ void xlb_settings_print(const struct xlb_config *cfg, bool one_line)
 			printf("%s%s %s", i ? " " : "", settings[i].cli,
 			       text ? text : "none");
 		else
-			printf("%-14s %s\n", settings[i].cli,
+			printf("%-19s %s\n", settings[i].cli,
 			       text ? text : "none");
 	}
 	if (one_line)

@@ -1184,6 +1184,10 @@ static void table_swap_read_back_and_removal(void)
 {
 	__u32 slots[3], *got = NULL, m = 0, a = 0, b, i, out_len;
 	char dst[INET6_ADDRSTRLEN];
+	/* SYNs: a new connection follows the table, whatever the connection
+	 * table remembers of the 5-tuple (bpf/conntrack.h). */
+	struct pkt_desc syn = { V4(CLIENT4, "192.0.2.50", TCP, 40100, 80),
+				.tcp_flags = PKT_TCP_SYN };
 	__u8 out[PKT_MAX];
 	struct dp_vip *v;
 
@@ -1204,7 +1208,7 @@ static void table_swap_read_back_and_removal(void)
 	for (i = 0; i < 3; i++)
 		slots[i] = b;
 	ASSERT_OK(xlb_table_install(fx.maps.tables, VIP_MTU4, slots, 3), "swap to b");
-	expect_run(&to_mtu4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "after the swap");
+	expect_run(&syn, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "after the swap");
 	outer_dst(out, dst);
 	ASSERT_TRUE(!strcmp(dst, "203.0.113.51"), "the new table's backend");
 	if (ASSERT_OK(xlb_table_read(fx.maps.tables, VIP_MTU4, &got, &m), "read back"))
@@ -1217,16 +1221,16 @@ static void table_swap_read_back_and_removal(void)
 	slots[1] = XLB_MAX_BACKENDS;
 	ASSERT_EQ(xlb_table_install(fx.maps.tables, VIP_MTU4, slots, 3), -EINVAL, "slot out of range");
 	ASSERT_EQ(xlb_table_install(fx.maps.tables, XLB_MAX_VIPS, v->table, 3), -EINVAL, "vip id out of range");
-	expect_run(&to_mtu4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "after refused installs");
+	expect_run(&syn, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "after refused installs");
 	outer_dst(out, dst);
 	ASSERT_TRUE(!strcmp(dst, "203.0.113.51"), "still the installed table");
 
 	ASSERT_OK(xlb_table_remove(fx.maps.tables, VIP_MTU4), "remove");
 	ASSERT_EQ(xlb_table_read(fx.maps.tables, VIP_MTU4, &got, &m), -ENOENT, "read a removed table");
-	expect_run(&to_mtu4, XDP_DROP, XLB_STAT_DROP_NO_TABLE, out, &out_len, "table removed");
+	expect_run(&syn, XDP_DROP, XLB_STAT_DROP_NO_TABLE, out, &out_len, "table removed");
 
 	ASSERT_OK(xlb_table_install(fx.maps.tables, VIP_MTU4, v->table, v->m), "restore");
-	expect_run(&to_mtu4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "restored");
+	expect_run(&syn, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "restored");
 	outer_dst(out, dst);
 	ASSERT_TRUE(v->table[0] == a && !strcmp(dst, "203.0.113.50"), "the first backend again");
 }

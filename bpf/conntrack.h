@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The connection table: the backend each flow went to, so that a change of
+ * the backend set moves no established flow.
+ *
+ * xlb_conntrack (maps.h) is one LRU hash shared by all CPUs, keyed by the
+ * flow. Shared rather than per CPU: when RSS sends a flow to another CPU
+ * (an indirection table change, a queue count change, a second NIC), the
+ * flow still finds its entry; the capacity serves all CPUs however unevenly
+ * RSS spreads flows; and one table lets `xlb show` count each backend's
+ * flows. Lookups take no lock; only new entries touch the LRU's lists, and
+ * the rate cap below bounds how often.
+ *
+ * Per packet of a VIP:
+ * - an entry that has not timed out, whose backend may still take the flow
+ *   (ct_entry.h: record in use, not being removed, same generation; a
+ *   draining backend may): the flow goes there, and the entry is refreshed;
+ * - otherwise the VIP's table picks, and the entry records the choice: in
+ *   place when the flow has a stale entry, else as a new entry;
+ * - a TCP SYN without ACK opens a new connection: it follows the table
+ *   whatever entry its 5-tuple has (a reused port must not reach a
+ *   draining backend). Any other packet creates an entry as well, so after
+ *   a restart of the balancer mid-stream packets keep going where the
+ *   table sends them;
+ * - a FIN or RST marks the entry closing: it then times out after the TCP
+ *   closing timeout of idleness instead of the TCP timeout;
+ * - an ICMP error quoting a flow goes to the flow's backend (a draining one
+ *   gets its path-MTU errors) but neither creates nor refreshes an entry.
+ *
+ * Flood protection: each CPU creates at most ct_rate_limit new entries per
+ * second (a counter per one-second window). Beyond that a flow goes by the
+ * table without an entry (counted ct_bypass), so a flood of new flows
+ * cannot push the established ones out of the LRU; a bypassed flow still
+ * reaches the table's backend, and gets an entry on a later packet.
+ *
+ * Entries are written through the looked-up pointer, as the LRU hands out
+ * preallocated elements: should the LRU evict and reuse the element in the
+ * instant between lookup and write (possible only when every other entry
+ * was used more recently), another flow's entry would be overwritten.
+ */
+#ifndef XLB_BPF_CONNTRACK_H
+#define XLB_BPF_CONNTRACK_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "xlb.h"
+#include "ct_entry.h"
+#include "maps.h"
+#include "parse.h"
+#include "select.h"
+#include "stats.h"
+
+#define XLB_TCP_FIN	0x01
+#define XLB_TCP_SYN	0x02
+#define XLB_TCP_RST	0x04
+#define XLB_TCP_ACK	0x10
+
+/* Benchmarks time the path without the connection table
+ * (bpf/ct_bench.bpf.c); it is always on otherwise. */
+#ifndef XLB_CT_OFF
+#define XLB_CT_OFF() 0
+#endif
+
+/* New entries made on this CPU in the current one-second window. */
+struct xlb_ct_rate {
+	__u64 window_ns;
+	__u64 count;
+};
+
+/* Private to the program (not pinned): a fresh load starts a new window. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xlb_ct_rate);
+} xlb_ct_rate SEC(".maps");
+
+XLB_INLINE bool xlb_ct_may_insert(const struct xlb_config *cfg, __u64 now)
+{
+	__u32 zero = 0, limit = cfg->ct_rate_limit ? cfg->ct_rate_limit :
+				XLB_CT_RATE_LIMIT;
+	struct xlb_ct_rate *r = bpf_map_lookup_elem(&xlb_ct_rate, &zero);
+
+	if (!r)
+		return false;
+	if (now >= r->window_ns + XLB_NS_PER_S) {
+		r->window_ns = now;
+		r->count = 0;
+	}
+	if (r->count >= limit)
+		return false;
+	r->count++;
+	return true;
+}
+
+/* Record the table's choice for the flow: over the stale entry e, or as a
+ * new entry when the rate cap allows. */
+XLB_INLINE void xlb_ct_record(const struct xlb_pkt *pkt, struct xlb_ct_entry *e,
+			      __u32 backend_id, const struct xlb_backend *be,
+			      const struct xlb_config *cfg, __u64 now, __u64 bytes)
+{
+	struct xlb_ct_entry fresh = {
+		.backend_id = backend_id,
+		.gen = be->gen,
+		.last_seen_ns = now,
+		.flags = pkt->tcp_flags & (XLB_TCP_FIN | XLB_TCP_RST) ?
+			 XLB_CT_F_CLOSING : 0,
+	};
+
+	if (e) {
+		*e = fresh;
+	} else if (!xlb_ct_may_insert(cfg, now)) {
+		xlb_count(&xlb_stats, XLB_STAT_CT_BYPASS, bytes);
+		return;
+	} else if (bpf_map_update_elem(&xlb_conntrack, &pkt->flow, &fresh,
+				       BPF_ANY)) {
+		return;
+	}
+	xlb_count(&xlb_stats, XLB_STAT_CT_INSERT, bytes);
+}
+
+/*
+ * The backend of the packet's flow: the connection table's while it may
+ * still take the flow, else the one the VIP's table names (recorded).
+ * Returns 0 with *backend_id and *be set, or a negative reason.
+ */
+XLB_INLINE int xlb_ct_pick(struct xdp_md *ctx, const struct xlb_pkt *pkt,
+			   const struct xlb_vip *vip,
+			   const struct xlb_config *cfg, __u64 hash,
+			   __u32 *backend_id, const struct xlb_backend **be)
+{
+	__u64 bytes = ctx->data_end - ctx->data, now = 0;
+	struct xlb_ct_entry *e = NULL;
+	int err;
+
+	if (XLB_CT_OFF())
+		goto table;
+	now = bpf_ktime_get_coarse_ns();
+	e = bpf_map_lookup_elem(&xlb_conntrack, &pkt->flow);
+	if (e && (pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK)) != XLB_TCP_SYN &&
+	    !xlb_ct_expired(e, now, xlb_ct_timeout_ns(cfg, pkt->flow.proto,
+						      e->flags))) {
+		*be = xlb_backend_get(e->backend_id, vip);
+		if (*be && xlb_ct_backend_usable(e, *be)) {
+			*backend_id = e->backend_id;
+			if (!pkt->icmp_error) {
+				e->last_seen_ns = now;
+				if (pkt->tcp_flags & (XLB_TCP_FIN | XLB_TCP_RST))
+					e->flags |= XLB_CT_F_CLOSING;
+			}
+			xlb_count(&xlb_stats, XLB_STAT_CT_HIT, bytes);
+			return 0;
+		}
+	}
+	xlb_count(&xlb_stats, XLB_STAT_CT_MISS, bytes);
+
+table:
+	err = xlb_table_pick(vip, hash, backend_id);
+	if (err)
+		return err;
+	*be = xlb_backend_get(*backend_id, vip);
+	if (!*be)
+		return -XLB_STAT_DROP_NO_BACKEND;
+	if (!XLB_CT_OFF() && !pkt->icmp_error)
+		xlb_ct_record(pkt, e, *backend_id, *be, cfg, now, bytes);
+	return 0;
+}
+
+#endif /* XLB_BPF_CONNTRACK_H */
