@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "conntrack_map.h"
 #include "replay_bpf.h"
 #include "table_map.h"
 #include "testrun_env.h"
@@ -160,6 +161,11 @@ static int install_set(struct replay_bpf *dp, const struct lb_backend *be,
 		}
 	}
 	dp->records = n;
+	/* The replay measures the lookup table: no flow of the run before
+	 * may keep its backend through the connection table. */
+	err = xlb_ct_flush(dp->maps.conntrack);
+	if (err)
+		goto cleanup;
 	err = maglev_build(be, n, m, slots);
 	if (err)
 		goto cleanup;

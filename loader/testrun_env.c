@@ -141,8 +141,10 @@ int xlb_obj_maps(struct bpf_object *obj, struct xlb_obj_maps *m)
 	m->backend_stats = bpf_object__find_map_fd_by_name(obj,
 							   XLB_MAP_BACKEND_STATS);
 	m->stats = bpf_object__find_map_fd_by_name(obj, XLB_MAP_STATS);
+	m->conntrack = bpf_object__find_map_fd_by_name(obj, XLB_MAP_CONNTRACK);
 	if (m->config < 0 || m->vips < 0 || m->tables < 0 || m->backends < 0 ||
-	    m->vip_stats < 0 || m->backend_stats < 0 || m->stats < 0)
+	    m->vip_stats < 0 || m->backend_stats < 0 || m->stats < 0 ||
+	    m->conntrack < 0)
 		return -ENOENT;
 	return 0;
 }

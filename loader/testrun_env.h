@@ -79,6 +79,7 @@ struct xlb_obj_maps {
 	int vip_stats;
 	int backend_stats;
 	int stats;
+	int conntrack;
 };
 
 /* Returns 0 or -ENOENT when the object lacks one of them. */
