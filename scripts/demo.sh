@@ -157,8 +157,12 @@ xlb backend add "$VIP4:$TOPO_PORT/tcp" "${TOPO_BE4[4]}"
 xlb backend set "$VIP4:$TOPO_PORT/tcp" "${TOPO_BE4[2]}" --weight 0
 say "  (b4 added; b2 drained: it leaves the table, its connections may finish.)"
 sleep 2
+xlb show "$VIP4:$TOPO_PORT/tcp"
+[[ -e $(topo_pin_dir 1)/xlb_conntrack ]] &&
+	say "  (flows: the connection table's entries per backend: the long-lived
+  connections, and the short ones of step 1 until their entries age out.)"
 traffic_hold_stop
-say "  Two seconds later, each connection exchanges one last message:"
+say "  Two seconds after the change, each connection exchanges one last message:"
 held_report "$TMP/hold.2"
 lost=$(broken "$TMP/hold.2")
 if ((lost == 0)); then

@@ -52,6 +52,7 @@ traffic_shares() {
 # returns once all are open.
 traffic_hold_start() {
 	local file=$1 i=$2 vip=$3 try pid; shift 3
+	: >"$file"
 	nsenter --net="/run/netns/${TOPO_NS_CLIENT[i]}" "$TRAFFIC_ECHO" hold "$vip" \
 		"$TOPO_PORT" "$@" >"$file" 2>&1 &
 	pid=$!
