@@ -188,9 +188,11 @@ sleep 2
 traffic_hold_stop
 say "  Two seconds after removing b3:"
 held_report "$TMP/hold.3"
+moved=$(( $(broken "$TMP/hold.3") - $(broken "$TMP/hold.3" b3) ))
 say "  b3's connections broke ($(broken "$TMP/hold.3" b3) of $(traffic_count "$TMP/hold.3" |
-	awk '$1 == "b3" { print $2 }')): it is gone, and whoever takes their packets resets them;"
-say "  $(( $(broken "$TMP/hold.3") - $(broken "$TMP/hold.3" b3) )) other connections moved."
+	awk '$1 == "b3" { print $2 }')): b3 is gone, and the backends that now"
+say "  get their packets reset them. $( ((moved)) && echo "$moved other connections broke." ||
+	echo "No other connection moved.")"
 new_conns 3
 
 step "4. Counters"
