@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The backends' XDP decapsulation (bpf/decap.bpf.c), run with
+ * BPF_PROG_TEST_RUN: every tunnelled frame xlb can send (IPIP, IP6IP6, and
+ * the mixed IPv6-in-IPv4 and IPv4-in-IPv6) comes out as the inner packet
+ * behind the same Ethernet addresses; everything else, and what cannot be
+ * decapsulated safely, passes unchanged. The end-to-end tests run it on
+ * real traffic.
+ */
+#include <errno.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "decap.skel.h"
+#include "packets.h"
+#include "testlib.h"
+
+static const __u8 dmac[6] = { 2, 0, 0, 0, 0, 1 };
+static const __u8 smac[6] = { 2, 0, 0, 0, 0, 2 };
+
+struct run {
+	int retval;
+	__u8 out[PKT_MAX];
+	__u32 out_len;
+};
+
+/* Run the program once on frame; false (the case skipped or failed) when
+ * it cannot be loaded or run. */
+static bool decap_run(const __u8 *frame, size_t len, struct run *r)
+{
+	static struct decap *skel;
+	static int load_err;
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = frame, .data_size_in = len,
+		.data_out = r->out, .data_size_out = sizeof(r->out),
+		.repeat = 1);
+	int err;
+
+	if (!skel && !load_err) {
+		libbpf_set_print(NULL);
+		skel = decap__open_and_load();
+		if (!skel)
+			load_err = -errno;
+	}
+	if (!skel) {
+		test_skip_env(load_err == -EPERM ? "loading BPF needs root"
+						 : "cannot load decap.bpf.o");
+		return false;
+	}
+	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xdp_decap), &opts);
+	if (!ASSERT_OK(err, "BPF_PROG_TEST_RUN"))
+		return false;
+	r->retval = opts.retval;
+	r->out_len = opts.data_size_out;
+	return true;
+}
+
+/* The inner packet's frame as the backend's stack must see it. */
+static size_t inner_frame(int family, __u8 *out)
+{
+	struct pkt_desc d = {
+		.family = family,
+		.src = family == 4 ? "203.0.113.11" : "2001:db8:c::11",
+		.dst = family == 4 ? "192.0.2.10" : "2001:db8:f::10",
+		.proto = IPPROTO_TCP, .sport = 40000, .dport = 80,
+		.tcp_flags = PKT_TCP_SYN, .payload_len = 100,
+	};
+
+	memcpy(d.dmac, dmac, 6);
+	memcpy(d.smac, smac, 6);
+	return pkt_build(&d, out);
+}
+
+static void check_decap(int outer, int inner, const char *what)
+{
+	__u8 expect[PKT_MAX], frame[PKT_MAX];
+	size_t elen = inner_frame(inner, expect), flen;
+	struct run r;
+
+	flen = pkt_encap(frame, dmac, smac, outer,
+			 outer == 4 ? "198.51.100.2" : "2001:db8:b::2",
+			 outer == 4 ? "198.51.100.11" : "2001:db8:b::11", 7,
+			 expect + PKT_ETH_LEN, elen - PKT_ETH_LEN, inner);
+	if (!ASSERT_GT(flen, 0, "encapsulated frame") || !decap_run(frame, flen, &r))
+		return;
+	ASSERT_EQ(r.retval, XDP_PASS, what);
+	if (ASSERT_EQ(r.out_len, elen, what))
+		ASSERT_MEM_EQ(r.out, expect, elen, what);
+}
+
+static void ipip(void) { check_decap(4, 4, "IPv4 in IPv4"); }
+static void ip6ip6(void) { check_decap(6, 6, "IPv6 in IPv6"); }
+static void ipv6_in_ipv4(void) { check_decap(4, 6, "IPv6 in IPv4"); }
+static void ipv4_in_ipv6(void) { check_decap(6, 4, "IPv4 in IPv6"); }
+
+/* Outer IPv4 options are skipped with the header (IHL counts them). */
+static void ipip_outer_options(void)
+{
+	__u8 expect[PKT_MAX], frame[PKT_MAX], *ip = frame + PKT_ETH_LEN;
+	size_t elen = inner_frame(4, expect), flen;
+	struct run r;
+
+	flen = pkt_encap(frame, dmac, smac, 4, "198.51.100.2", "198.51.100.11",
+			 0, expect + PKT_ETH_LEN, elen - PKT_ETH_LEN, 4);
+	memmove(ip + 24, ip + 20, flen - PKT_ETH_LEN - 20);
+	memset(ip + 20, 1, 4);	/* four NOPs */
+	ip[0] = 0x46;
+	pkt_put16(ip + 2, pkt_get16(ip + 2) + 4);
+	pkt_put16(ip + 10, 0);
+	pkt_put16(ip + 10, pkt_fold(pkt_sum(ip, 24, 0)));
+	if (!decap_run(frame, flen + 4, &r))
+		return;
+	ASSERT_EQ(r.retval, XDP_PASS, "verdict");
+	if (ASSERT_EQ(r.out_len, elen, "length"))
+		ASSERT_MEM_EQ(r.out, expect, elen, "inner frame");
+}
+
+/* pass_unchanged: the frame leaves exactly as it came. */
+static void pass_unchanged(const __u8 *frame, size_t len, const char *what)
+{
+	struct run r;
+
+	if (!decap_run(frame, len, &r))
+		return;
+	ASSERT_EQ(r.retval, XDP_PASS, what);
+	if (ASSERT_EQ(r.out_len, len, what))
+		ASSERT_MEM_EQ(r.out, frame, len, what);
+}
+
+static void plain_packets_untouched(void)
+{
+	__u8 frame[PKT_MAX];
+
+	pass_unchanged(frame, inner_frame(4, frame), "IPv4 TCP");
+	pass_unchanged(frame, inner_frame(6, frame), "IPv6 TCP");
+	memset(frame, 0, 60);
+	pkt_put16(frame + 12, PKT_ETH_P_ARP);
+	pass_unchanged(frame, 60, "ARP");
+	pkt_put16(frame + 12, PKT_ETH_P_IP);
+	pass_unchanged(frame, PKT_ETH_LEN, "IPv4 ethertype, no header");
+}
+
+/* What cannot be decapsulated whole is left to the stack as it is. */
+static void unsafe_tunnels_untouched(void)
+{
+	__u8 inner[PKT_MAX], frame[PKT_MAX];
+	size_t ilen = inner_frame(4, inner), flen;
+
+	flen = pkt_encap(frame, dmac, smac, 4, "198.51.100.2", "198.51.100.11",
+			 0, inner + PKT_ETH_LEN, ilen - PKT_ETH_LEN, 4);
+	pass_unchanged(frame, PKT_ETH_LEN + 20 + 10, "inner header cut short");
+	pkt_put16(frame + PKT_ETH_LEN + 6, 0x2000);	/* MF: a first fragment */
+	pass_unchanged(frame, flen, "outer fragment");
+	pkt_put16(frame + PKT_ETH_LEN + 6, 0x0001);	/* a later fragment */
+	pass_unchanged(frame, flen, "outer later fragment");
+	pkt_put16(frame + PKT_ETH_LEN + 6, 0x4000);
+	frame[PKT_ETH_LEN] = 0x44;			/* IHL below 5 */
+	pass_unchanged(frame, flen, "bad IHL");
+}
+
+TEST_MAIN(TEST(ipip), TEST(ip6ip6), TEST(ipv6_in_ipv4), TEST(ipv4_in_ipv6),
+	  TEST(ipip_outer_options), TEST(plain_packets_untouched),
+	  TEST(unsafe_tunnels_untouched))
