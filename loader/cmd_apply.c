@@ -7,7 +7,7 @@
  *
  *   {
  *     "config": { "seed": "HEX", "src4": "ADDR", "src6": "ADDR",
- *                 "udp_timeout": S, "tcp_timeout": S, "ct_rate_limit": N },
+ *                 "udp_timeout": S, ... every setting of `xlb config` },
  *     "vips": [ { "vip": "ADDR:PORT/PROTO", "table_size": M,
  *                 "backends": [ { "addr": "ADDR", "weight": W } ] } ]
  *   }
@@ -451,7 +451,8 @@ int do_apply(int argc, char **argv)
 		printf("Usage: " APPLY_USAGE "\n"
 		       "Make the instance what the JSON file (or stdin) describes:\n"
 		       "  {\"config\": {\"seed\": HEX, \"src4\": ADDR, \"src6\": ADDR,\n"
-		       "              \"udp_timeout\": S, \"tcp_timeout\": S, \"ct_rate_limit\": N},\n"
+		       "              \"udp_timeout\": S, ...: the settings of `xlb config`,\n"
+		       "              with _ for -},\n"
 		       "   \"vips\": [{\"vip\": \"ADDR:PORT/PROTO\", \"table_size\": M,\n"
 		       "             \"backends\": [{\"addr\": ADDR, \"weight\": W}]}]}\n"
 		       "The file is checked whole before anything changes; then only what\n"
