@@ -15,6 +15,26 @@ bool xlb_is_help(const char *verb)
 	       !strcmp(verb, "--help");
 }
 
+int xlb_dispatch(const char *object, const struct xlb_verb *verbs,
+		 int (*help)(void), int argc, char **argv)
+{
+	const struct xlb_verb *v;
+
+	if (argc < 1) {
+		p_err("missing command; try `xlb %s help`", object);
+		return -EINVAL;
+	}
+	if (xlb_is_help(argv[0]))
+		return help();
+	for (v = verbs; v->name; v++)
+		if (!strcmp(argv[0], v->name) ||
+		    (v->alias && !strcmp(argv[0], v->alias)))
+			return v->fn(argc - 1, argv + 1);
+	p_err("unknown command '%s %s'; try `xlb %s help`", object, argv[0],
+	      object);
+	return -EINVAL;
+}
+
 static void drop(int *argc, char **argv, int i, int n)
 {
 	memmove(&argv[i], &argv[i + n], (*argc - i - n + 1) * sizeof(*argv));

@@ -10,6 +10,18 @@
 /* Is the verb one of the ways of asking for help? */
 bool xlb_is_help(const char *verb);
 
+/* A verb of an object: `xlb OBJECT NAME ARGS...` runs fn(ARGS). */
+struct xlb_verb {
+	const char *name;
+	const char *alias;	/* or NULL */
+	int (*fn)(int argc, char **argv);
+};
+
+/* Run the verb argv[0] of object from verbs (ended by a NULL name), or
+ * help; a missing or unknown verb is an error pointing to help. */
+int xlb_dispatch(const char *object, const struct xlb_verb *verbs,
+		 int (*help)(void), int argc, char **argv);
+
 /*
  * Take "--name VALUE" or "--name=VALUE" out of argv (up to *argc): returns
  * 1 and sets *value when present, 0 when absent, -EINVAL after p_err()

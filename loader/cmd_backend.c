@@ -122,20 +122,29 @@ out_free:
 	return err;
 }
 
+static int backend_add(int argc, char **argv)
+{
+	return backend_change(BACKEND_ADD, argc, argv);
+}
+
+static int backend_set(int argc, char **argv)
+{
+	return backend_change(BACKEND_SET, argc, argv);
+}
+
+static int backend_del(int argc, char **argv)
+{
+	return backend_change(BACKEND_DEL, argc, argv);
+}
+
 int do_backend(int argc, char **argv)
 {
-	if (argc < 1) {
-		p_err("missing command; try `xlb backend help`");
-		return -EINVAL;
-	}
-	if (xlb_is_help(argv[0]))
-		return backend_help();
-	if (!strcmp(argv[0], "add"))
-		return backend_change(BACKEND_ADD, argc - 1, argv + 1);
-	if (!strcmp(argv[0], "set"))
-		return backend_change(BACKEND_SET, argc - 1, argv + 1);
-	if (!strcmp(argv[0], "del") || !strcmp(argv[0], "delete"))
-		return backend_change(BACKEND_DEL, argc - 1, argv + 1);
-	p_err("unknown command 'backend %s'; try `xlb backend help`", argv[0]);
-	return -EINVAL;
+	static const struct xlb_verb verbs[] = {
+		{ "add", NULL, backend_add },
+		{ "set", NULL, backend_set },
+		{ "del", "delete", backend_del },
+		{ NULL },
+	};
+
+	return xlb_dispatch("backend", verbs, backend_help, argc, argv);
 }

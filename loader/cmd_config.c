@@ -103,16 +103,11 @@ static int config_show(int argc, char **argv)
 
 int do_config(int argc, char **argv)
 {
-	if (argc < 1) {
-		p_err("missing command; try `xlb config help`");
-		return -EINVAL;
-	}
-	if (xlb_is_help(argv[0]))
-		return config_help();
-	if (!strcmp(argv[0], "set"))
-		return config_set(argc - 1, argv + 1);
-	if (!strcmp(argv[0], "show"))
-		return config_show(argc - 1, argv + 1);
-	p_err("unknown command 'config %s'; try `xlb config help`", argv[0]);
-	return -EINVAL;
+	static const struct xlb_verb verbs[] = {
+		{ "set", NULL, config_set },
+		{ "show", NULL, config_show },
+		{ NULL },
+	};
+
+	return xlb_dispatch("config", verbs, config_help, argc, argv);
 }

@@ -90,16 +90,11 @@ static int vip_del(int argc, char **argv)
 
 int do_vip(int argc, char **argv)
 {
-	if (argc < 1) {
-		p_err("missing command; try `xlb vip help`");
-		return -EINVAL;
-	}
-	if (xlb_is_help(argv[0]))
-		return vip_help();
-	if (!strcmp(argv[0], "add"))
-		return vip_add(argc - 1, argv + 1);
-	if (!strcmp(argv[0], "del") || !strcmp(argv[0], "delete"))
-		return vip_del(argc - 1, argv + 1);
-	p_err("unknown command 'vip %s'; try `xlb vip help`", argv[0]);
-	return -EINVAL;
+	static const struct xlb_verb verbs[] = {
+		{ "add", NULL, vip_add },
+		{ "del", "delete", vip_del },
+		{ NULL },
+	};
+
+	return xlb_dispatch("vip", verbs, vip_help, argc, argv);
 }
