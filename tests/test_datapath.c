@@ -7,6 +7,7 @@
  * own parser is never the judge.
  */
 #include <sched.h>
+#include <time.h>
 #include <sys/wait.h>
 #include "pcap_write.h"
 #include "dp_fixture.h"
@@ -1235,6 +1236,17 @@ static void table_swap_read_back_and_removal(void)
 	ASSERT_TRUE(v->table[0] == a && !strcmp(dst, "203.0.113.50"), "the first backend again");
 }
 
+/* The FIB cache's entry lifetime, XLB_FIB_CACHE_NS in bpf/fib.h. */
+#define FIB_CACHE_MS	500
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static bool pin_to_this_cpu(void)
 {
 	cpu_set_t set;
@@ -1255,6 +1267,7 @@ static void route_and_neighbour_changes_apply_within_a_second(void)
 	__u32 out_len;
 	struct xlb_flow flow;
 	struct dp_flow f;
+	double primed;
 	__u64 hash;
 	__u16 port;
 
@@ -1275,15 +1288,23 @@ static void route_and_neighbour_changes_apply_within_a_second(void)
 	ASSERT_MEM_EQ(out, dp_mac_gw, 6, "gateway MAC before");
 	expect_run(&to_tcp4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "tcp4 before");
 
+	primed = now_ms();
 	ASSERT_OK(xlb_testrun_ip("neigh replace " XLB_TENV_GW4 " lladdr 02:58:4c:42:00:99 dev "
 				 XLB_TENV_IF_IN " nud permanent\n"
 				 "route add 203.0.113.1/32 via 198.51.100.130\n"),
 		  "change the neighbour and a route");
-	expect_run(&to_mtu4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "mtu4 at once");
-	ASSERT_MEM_EQ(out, dp_mac_gw, 6, "served from the cache at once");
-	expect_run(&to_tcp4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "tcp4 at once");
+	/* Within the entries' lifetime the cache still answers; on a slow
+	 * machine (an emulated VM) running ip(8) may outlast it. */
+	if (now_ms() - primed < FIB_CACHE_MS / 2) {
+		expect_run(&to_mtu4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "mtu4 at once");
+		ASSERT_MEM_EQ(out, dp_mac_gw, 6, "served from the cache at once");
+		expect_run(&to_tcp4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "tcp4 at once");
+	} else {
+		printf("  changing took %.0f ms: the cached answers had aged out, not checked\n",
+		       now_ms() - primed);
+	}
 
-	usleep(1000 * 1000);
+	usleep(2 * FIB_CACHE_MS * 1000);
 	expect_run(&to_mtu4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "mtu4 a second later");
 	ASSERT_MEM_EQ(out, new_mac, 6, "new neighbour MAC a second later");
 	expect_run(&to_tcp4, XDP_REDIRECT, XLB_STAT_FORWARD, out, &out_len, "tcp4 a second later");
