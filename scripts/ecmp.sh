@@ -59,7 +59,7 @@ ecmp_render() {
 	shift
 	for kv in "$@"; do text=${text//@${kv%%=*}@/${kv#*=}}; done
 	if [[ $text =~ @[A-Z0-9_]+@ ]]; then
-		topo_err "$BASH_REMATCH left unfilled in the BIRD configuration"
+		topo_err "${BASH_REMATCH[0]} left unfilled in the BIRD configuration"
 		return 1
 	fi
 	printf '%s\n' "$text"
@@ -299,7 +299,9 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 		echo "fleet config: $ECMP_RUN/fleet.json (xlb apply on each balancer)"
 		echo "router:       ip -n $TOPO_NS_RT route show ${TOPO_VIP4[1]}; birdc -s $ECMP_RUN/router.ctl show route"
 		echo "a client:     nsenter --net=/run/netns/${TOPO_NS_CLIENT[1]} $TOPO_BUILD/tests/xlb-echo conns ${TOPO_VIP4[1]} $TOPO_PORT -n 300 --src $(ecmp_srcs 1 4 | cut -d, -f1-4)"
-		echo "remove with:  $0 down $TOPO_TAG" ;;
+		prefix=
+		[[ $TOPO_PREFIX == xlbd ]] || prefix="TOPO_PREFIX=$TOPO_PREFIX "
+		echo "remove with:  $prefix$0 down $TOPO_TAG" ;;
 	down)
 		[[ -n ${2:-} ]] || { echo "usage: $0 down TAG" >&2; exit 2; }
 		TOPO_TAG=$2 TOPO_OWNED=1

@@ -180,9 +180,9 @@ converged router_routes_vips_over_3_balancers start "1 2 3" "$t0"
 # --- 3,000 connections per family ---
 for fam in 4 6; do
 	f=$E2E_TMP/spread.$fam
-	fwd0=($(forwarded))
+	mapfile -t fwd0 < <(forwarded)
 	burst "$f" "$fam" "$CONNS"
-	fwd1=($(forwarded))
+	mapfile -t fwd1 < <(forwarded)
 	ok=$(traffic_total "$f" ok)
 	reset=$(grep -c '^conn .* reset' "$f")
 	echo "spread$fam new $CONNS $ok $reset" >>"$E2E_TMP/figures"
