@@ -69,13 +69,14 @@ attached() {
 	ATTACHED_OK="$prog $pin"
 }
 
-# served: the VIP addresses with a live table naming a backend, one per line.
+# served: WANT = the VIP addresses with a live table naming a backend,
+# one per line.
 served() {
 	local show
 	show=$("$XLB" --pin-dir "$PIN_DIR" -j show 2>&1) ||
 		{ REASON="xlb show: $show"; return 1; }
-	jq -r '.vips[] | select(.fingerprint != null and .slots_without_backend < .table_size) |
-		.vip | sub(":[0-9]+/[a-z]+$"; "") | ltrimstr("[") | rtrimstr("]")' <<<"$show" | sort -u
+	WANT=$(jq -r '.vips[] | select(.fingerprint != null and .slots_without_backend < .table_size) |
+		.vip | sub(":[0-9]+/[a-z]+$"; "") | ltrimstr("[") | rtrimstr("]")' <<<"$show" | sort -u)
 }
 
 # announced: the addresses routed in TABLE, one per line (none while the
@@ -86,14 +87,15 @@ announced() {
 }
 
 check() {
-	local want have a
+	local have a
 	REASON="no VIP has a backend"
-	if attached && want=$(served); then :; else want=; fi
+	WANT=
+	attached && served || WANT=
 	have=$(announced)
-	for a in $(comm -13 <(echo "$have") <(echo "$want")); do
+	for a in $(comm -13 <(echo "$have") <(echo "$WANT")); do
 		ip route replace blackhole "$a" table "$TABLE" proto static && log "announce $a"
 	done
-	for a in $(comm -23 <(echo "$have") <(echo "$want")); do
+	for a in $(comm -23 <(echo "$have") <(echo "$WANT")); do
 		ip route del "$a" table "$TABLE" && log "withdraw $a ($REASON)"
 	done
 }
