@@ -88,9 +88,10 @@ struct {
 /*
  * The connection table (bpf/conntrack.h): flow -> backend, one LRU hash
  * shared by all CPUs, so a flow that RSS moves to another CPU keeps its
- * entry and `xlb show` counts every flow once. About 130 bytes per entry
- * (README: Connection tracking); `xlb attach` sizes it from the conntrack-size
- * setting, `ip link ... xdp obj` creates it with this default.
+ * entry and `xlb show` counts every flow once. 128 bytes of kernel memory
+ * per entry, all allocated when the map is made (README: Connection
+ * tracking); `xlb attach` sizes it from the conntrack-size setting,
+ * `ip link ... xdp obj` makes it with this default.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

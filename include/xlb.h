@@ -141,7 +141,7 @@ struct xlb_config {
 XLB_STATIC_ASSERT(sizeof(struct xlb_config) == 64, "xlb_config layout");
 
 /* Connection-table defaults, used where the setting is 0. */
-#define XLB_CT_DEFAULT_SIZE		1048576	/* entries of xlb_conntrack */
+#define XLB_CT_DEFAULT_SIZE		262144	/* entries of xlb_conntrack */
 #define XLB_CT_MIN_SIZE			1024
 #define XLB_CT_MAX_SIZE			67108864
 #define XLB_CT_UDP_TIMEOUT_S		30
