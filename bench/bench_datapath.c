@@ -14,9 +14,8 @@
  * figure always belongs to the path it names. Figures are printed, never
  * asserted. Prints a markdown section; progress on stderr.
  */
-#include <time.h>
 #include <unistd.h>
-#include "dp_fixture.h"
+#include "bench_testrun.h"
 #include "xlb_bench.skel.h"
 #include "../bpf/stages.h"
 
@@ -40,61 +39,19 @@ struct variant {
 	__u32 stage;
 	struct dp_fixture *fx;
 	struct xlb_bench *skel;
-	double ns[16];
+	double ns[BENCH_MAX_ROUNDS];
 };
 
 static struct frame frames[FRAME__COUNT];
 static struct dp_fixture base_fx;	/* the namespace, and the model */
 static char build_dir[256];
 
-/* CPU time of this thread: on a shared machine, time other tasks take
- * while the measuring loop waits in cond_resched() is not counted. */
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-	double s[16];
-
-	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
 /* A SYN of a flow of vip whose backend has the given family. */
 static int pick_frame(struct frame *f, __u32 vip, int family, int backend_family)
 {
-	const char *vip_addr = family == 4 ? "192.0.2.40" : "2001:db8:f::40";
-	__u16 dport = family == 4 ? 80 : 443, port;
-	const char *client = family == 4 ? "203.0.113.5" : "2001:db8:c::5";
-	struct pkt_desc d = { .family = family, .src = client, .dst = vip_addr,
-			      .proto = IPPROTO_TCP, .dport = dport,
-			      .tcp_flags = PKT_TCP_SYN };
-	struct dp_flow df;
-	__u64 hash;
-
-	for (port = 40000; port < 50000; port++) {
-		df = (struct dp_flow){ family, client, vip_addr, port, dport, IPPROTO_TCP };
-		f->flow = dp_xlb_flow(&df);
-		if (base_fx.backends[dp_model_backend(&base_fx, vip, &f->flow, &hash)].family ==
-		    backend_family)
-			break;
-	}
-	d.sport = port;
 	f->vip = vip;
-	f->len = pkt_build(&d, f->bytes);
+	f->len = bench_flow_frame(&base_fx, vip, family, backend_family, PKT_TCP_SYN,
+				  f->bytes, &f->flow);
 	return f->len ? 0 : -EINVAL;
 }
 
@@ -151,23 +108,9 @@ static int measure(struct variant *v, __u32 repeat, double *ns, __u8 *out,
 		   __u32 *out_len, __u32 *retval)
 {
 	const struct frame *f = &frames[v->frame];
-	struct xdp_md ctx = { .data_end = f->len, .ingress_ifindex = v->fx->env.ifindex };
-	LIBBPF_OPTS(bpf_test_run_opts, opts,
-		    .data_in = f->bytes,
-		    .data_size_in = f->len,
-		    .data_out = out,
-		    .data_size_out = PKT_MAX,
-		    .ctx_in = &ctx,
-		    .ctx_size_in = sizeof(ctx),
-		    .repeat = repeat);
-	double start = now_ns();
 
-	if (bpf_prog_test_run_opts(v->fx->prog_fd, &opts))
-		return -errno;
-	*ns = (now_ns() - start) / repeat;
-	*out_len = opts.data_size_out;
-	*retval = opts.retval;
-	return 0;
+	return bench_measure(v->fx->prog_fd, v->fx->env.ifindex, f->bytes, f->len,
+			     repeat, ns, out, out_len, retval);
 }
 
 /* The last run's verdict and bytes are those of the path the variant names. */
@@ -279,13 +222,13 @@ int main(int argc, char **argv)
 		}
 	}
 
-	plain = median(vs[0].ns, rounds);
-	base4 = median(vs[1].ns, rounds);
-	base6 = median(vs[2].ns, rounds);
-	x4 = median(vs[3 + 2 * XLB_STAGE_ENCAP].ns, rounds);
-	x6 = median(vs[4 + 2 * XLB_STAGE_ENCAP].ns, rounds);
-	pass = median(vs[n - 2].ns, rounds);
-	fib = median(vs[n - 1].ns, rounds);
+	plain = bench_median(vs[0].ns, rounds);
+	base4 = bench_median(vs[1].ns, rounds);
+	base6 = bench_median(vs[2].ns, rounds);
+	x4 = bench_median(vs[3 + 2 * XLB_STAGE_ENCAP].ns, rounds);
+	x6 = bench_median(vs[4 + 2 * XLB_STAGE_ENCAP].ns, rounds);
+	pass = bench_median(vs[n - 2].ns, rounds);
+	fib = bench_median(vs[n - 1].ns, rounds);
 
 	printf("## Datapath: ns per packet (BPF_PROG_TEST_RUN)\n\n");
 	printf("Each figure is the CPU time of one BPF_PROG_TEST_RUN call with repeat = %u,\n"
@@ -321,8 +264,8 @@ int main(int argc, char **argv)
 	prev4 = base4;
 	prev6 = base6;
 	for (i = 0; i < XLB_STAGE__COUNT; i++) {
-		double c4 = median(vs[3 + 2 * i].ns, rounds);
-		double c6 = median(vs[4 + 2 * i].ns, rounds);
+		double c4 = bench_median(vs[3 + 2 * i].ns, rounds);
+		double c6 = bench_median(vs[4 + 2 * i].ns, rounds);
 
 		printf("| %s | %.1f | %+.1f | %.1f | %+.1f |\n", stage_names[i],
 		       c4, c4 - prev4, c6, c6 - prev6);

@@ -9,12 +9,15 @@
  * - xlb_new_flow: the datapath on a new flow every run: before each run
  *   the frame gets its source port and the last byte of its source address
  *   from a counter (2^24 flows), so that runs with repeat each miss the
- *   connection table, or flood it.
+ *   connection table, or flood it; with bench_flows, on bench_flows flows
+ *   in turn, so that after the first round each run hits an entry of a
+ *   table of that many.
  */
 #include <stdbool.h>
 #include <linux/types.h>
 
 const volatile bool bench_table_only;
+const volatile __u32 bench_flows;	/* 0: 2^24 */
 
 #define XLB_CT_OFF() (bench_table_only)
 
@@ -40,7 +43,7 @@ XLB_INLINE int bench_new_flow(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
-	__u32 seq = new_flow_seq++;
+	__u32 seq = new_flow_seq++ % (bench_flows ? bench_flows : 1U << 24);
 	struct xlb_ports *ports;
 	__u16 old, *word;
 

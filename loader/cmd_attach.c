@@ -15,7 +15,7 @@
 
 #include "cli.h"
 #include "cmd.h"
-#include "conntrack_map.h"
+#include "conntrack_size.h"
 #include "settings.h"
 #include "update.h"
 #include "xlb.skel.h"

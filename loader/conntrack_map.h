@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The connection table in the kernel (xlb_conntrack, bpf/conntrack.h) from
- * userspace: the flows each backend still holds, emptying it, and its size,
- * which only a load of the program can set.
+ * userspace: the flows each backend still holds, and emptying it. (Its
+ * size is set when the program is loaded: conntrack_size.h.)
  */
 #ifndef XLB_CONNTRACK_MAP_H
 #define XLB_CONNTRACK_MAP_H
 
 #include <linux/types.h>
 #include "xlb.h"
-
-struct bpf_map;
 
 /*
  * A census of the table. An entry is live when the datapath would still
@@ -35,15 +33,5 @@ int xlb_ct_census(int ct_fd, const struct xlb_config *cfg,
 
 /* Delete every entry. Returns 0 or -errno. */
 int xlb_ct_flush(int ct_fd);
-
-/*
- * Size the connection table of an object about to be loaded with its maps
- * pinned in pin_dir: entries, else (0) the conntrack-size setting of the
- * instance there, else XLB_CT_DEFAULT_SIZE. A pinned table of another size
- * is unpinned, so that the load makes a new one: its flows follow the
- * lookup table again (p_info() says so). Returns 0 or -errno after p_err().
- */
-int xlb_ct_size_for_load(struct bpf_map *map, const char *pin_dir,
-			 __u32 entries);
 
 #endif /* XLB_CONNTRACK_MAP_H */
