@@ -18,7 +18,7 @@
 #   gen ── g0r ═══ b0r ── ref      reflector: XDP_TX back to g0r
 #      └── g0x ═══ b0x ── lb ── b1x ═══ s0 ── sink
 #
-# xlb-gen (bench/xlb-gen.c) pushes TCP SYNs of many flows out of g0r or g0x
+# xlb-gen (bench/xlb-gen.c) pushes TCP segments of many flows out of g0r or g0x
 # with BPF_PROG_TEST_RUN live frames. The reflector sends every frame back
 # out of the link it came in on (XDP_TX). xlb on b0x, like a balancer with
 # one interface, encapsulates to backends routed back out of b0x (XDP_TX,
@@ -110,7 +110,9 @@ threaded_napi() {
 }
 
 topology() {
-	local ns
+	# Every command into the setup log, so a failure names its command.
+	local - ns
+	set -x
 	tl_netns NS_GEN gen && tl_netns NS_REF ref && tl_netns NS_LB lb && tl_netns NS_SINK sink || return 1
 	# Nothing but the generator's frames: no IPv6 neighbour discovery from
 	# the ends that count.
@@ -183,11 +185,14 @@ declare -A TITLE=(
 	[v4_redirect]="xlb, IPv4 TCP, hits, out of a second link (XDP_REDIRECT)"
 )
 config_args() {
-	local hits="--flows 4096"
+	# Hits: ACKs of 4096 flows, each established by its first packet and
+	# found in the connection table after that. Misses: SYNs, every one
+	# opening a new connection of a flow not seen for 16 million packets.
+	local hits="--flows 4096 --tcp-flags A"
 	case $1 in
 	reflector) echo "$G0R $MAC_B0R $NS_GEN $G0R --dst ${VIP4%/tcp} $hits" ;;
 	v4_hit|v4_swap|v4_control) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} $hits" ;;
-	v4_miss) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} --flows max" ;;
+	v4_miss) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} --flows max --tcp-flags S" ;;
 	v6_hit) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP6%/tcp} $hits" ;;
 	v4_redirect) echo "$G0X $MAC_B0X $NS_SINK $S0 --dst ${VIP4B%/tcp} $hits" ;;
 	esac
@@ -208,7 +213,7 @@ cmd_loop() {
 	taskset -p -c "$GEN_CPU" "$BASHPID" >/dev/null || exit 1
 	next=${EPOCHREALTIME/./}
 	while :; do
-		"$cmd" >/dev/null 2>&1 || exit 1
+		"$cmd" >/dev/null 2>"$file.err" || exit 1
 		n=$((n + 1))
 		echo "$n" > "$file"
 		next=$((next + 50000)) now=${EPOCHREALTIME/./}
@@ -221,7 +226,7 @@ cmd_loop() {
 # run CONFIG: one measurement; appends "pps offered hits misses commands/s"
 # to $TMP/CONFIG.
 run() {
-	local cfg=$1 gdev mac sns sdev rest c0 c1 t0 t1 ct0 ct1 out swaps=- swap_pid=
+	local cfg=$1 gdev mac sns sdev rest c0 c1 t0 t1 ct0 ct1 out pps swaps=- swap_pid= gen_pid i
 	read -r gdev mac sns sdev rest <<< "$(config_args "$cfg")"
 	if [[ $cfg == v4_swap || $cfg == v4_control ]]; then
 		echo 0 > "$TMP/swaps"
@@ -229,25 +234,35 @@ run() {
 		swap_pid=$!
 	fi
 	[[ $cfg == reflector ]] || ct0=$(ct_stats)
+	c0=$(received "$sns" "$sdev")
+	# The generator runs until stopped: the measurement starts once frames
+	# arrive (loading its program may take a while), after a warm-up.
+	# (nsenter execs xlb-gen: $! is the generator itself.)
 	# shellcheck disable=SC2086
-	tl_in "$NS_GEN" "$GEN" --dev "$gdev" --dst-mac "$mac" \
-		--duration "$(awk -v w="$warm" -v s="$seconds" 'BEGIN { print w + s + 0.3 }')" --cpu "$GEN_CPU" \
+	nsenter --net="/run/netns/$NS_GEN" "$GEN" --dev "$gdev" --dst-mac "$mac" --duration 600 --cpu "$GEN_CPU" \
 		$( ((rate)) && echo "--rate $rate") -j $rest > "$TMP/gen.out" 2> "$TMP/gen.err" &
-	local gen_pid=$!
+	gen_pid=$!
+	for ((i = 0; i < 300; i++)); do
+		[[ $(received "$sns" "$sdev") == "$c0" ]] || break
+		kill -0 "$gen_pid" 2>/dev/null || break
+		sleep 0.05
+	done
 	sleep "$warm"
 	c0=$(received "$sns" "$sdev") t0=$(date +%s%N)
 	[[ -z $swap_pid ]] || swaps=$(<"$TMP/swaps")
 	sleep "$seconds"
 	c1=$(received "$sns" "$sdev") t1=$(date +%s%N)
 	[[ -z $swap_pid ]] || swaps=$(( $(<"$TMP/swaps") - swaps ))
+	kill -TERM "$gen_pid" 2>/dev/null
 	if ! wait "$gen_pid"; then
 		[[ -z $swap_pid ]] || kill "$swap_pid" 2>/dev/null
 		die "xlb-gen failed: $(cat "$TMP/gen.err")"
 	fi
 	if [[ -n $swap_pid ]]; then
+		kill -0 "$swap_pid" 2>/dev/null ||
+			die "$cfg: an xlb command of the loop failed: $(cat "$TMP/swaps.err")"
 		kill "$swap_pid" 2>/dev/null
 		wait "$swap_pid" 2>/dev/null
-		((swaps > 0)) || die "$cfg: the xlb command loop ran no command"
 		swaps=$((swaps * 1000000000 / (t1 - t0)))
 	fi
 	local ct_hits=- ct_misses=- h0 m0
@@ -258,8 +273,9 @@ run() {
 		ct_hits=$((ct_hits - h0)) ct_misses=$((ct_misses - m0))
 	fi
 	out=$(jq -r .pps "$TMP/gen.out")
-	echo "$(( (c1 - c0) * 1000000000 / (t1 - t0) )) $out $ct_hits $ct_misses $swaps" >> "$TMP/$cfg"
-	log "$cfg: $(( (c1 - c0) * 1000000000 / (t1 - t0) )) pps forwarded (offered $out pps)"
+	pps=$(( (c1 - c0) * 1000000000 / (t1 - t0) ))
+	echo "$pps $out $ct_hits $ct_misses $swaps" >> "$TMP/$cfg"
+	log "$cfg: $pps pps forwarded (offered $out pps)"
 }
 
 # stats FILE COLUMN: "median min max" of a column.
@@ -272,7 +288,8 @@ stats() {
 mpps() { echo "$1" | awk '{ printf "%.3f", $1 / 1e6 }'; }
 
 log "setting up the topology (tag $T)"
-topology > "$TMP/setup.log" 2>&1 || die "setting up the topology failed: $(tail -n 3 "$TMP/setup.log" | tr '\n' ' ')"
+topology > "$TMP/setup.log" 2>&1 ||
+	die "setting up the topology failed:$(printf '\n  %s' "$(tail -n 8 "$TMP/setup.log")")"
 ((NAPI_PINNED)) || log "threaded NAPI is not available: the balancer shares the generator's CPU"
 
 # Rounds alternate the configurations, each round in a rotated order, so
@@ -288,9 +305,10 @@ read -r ref_med _ <<< "$(stats "$TMP/reflector" 1)"
 status=0 limited=()
 echo "## End-to-end throughput"
 echo
-echo "Packets per second forwarded between veth links (64-byte TCP SYNs from"
-echo "bench/xlb-gen, $rounds rounds of ${seconds} s per configuration, alternating;"
-echo "median and min–max), each as a ratio to the MAC-swap reflector in the balancer's place."
+echo "Packets per second forwarded between veth links: 64-byte TCP segments from"
+echo "bench/xlb-gen (ACKs of 4096 established flows for hits, SYNs of ever new flows"
+echo "for misses), $rounds rounds of $seconds s per configuration, alternating; median"
+echo "and min–max, each as a ratio to the MAC-swap reflector in the balancer's place."
 if ((NAPI_PINNED)); then
 	echo "Generator on CPU $GEN_CPU; balancer (its NAPI thread, SCHED_FIFO) and sinks on CPU $LB_CPU."
 else

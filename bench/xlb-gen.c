@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * xlb-gen: a traffic generator for benchmarking xlb. It pushes TCP SYN or
- * UDP frames of many flows out of a device with BPF_PROG_TEST_RUN's
+ * xlb-gen: a traffic generator for benchmarking xlb. It pushes TCP (SYNs by
+ * default, or any flags) or UDP frames of many flows out of a device with BPF_PROG_TEST_RUN's
  * live-frames mode (kernel >= 5.18), the in-kernel path xdp-trafficgen
  * uses: the kernel builds a page pool of frames from one template and
  * transmits every frame the program (bpf/gen.bpf.c) returns XDP_TX for.
@@ -46,6 +46,8 @@
 #define GEN_DEFAULT_FLOWS	1024
 #define GEN_DEFAULT_COUNT	1000000
 #define GEN_DEFAULT_BATCH	64
+#define GEN_TCP_SYN	0x02
+#define GEN_TCP_ACK	0x10
 
 struct gen_opts {
 	const char *dev;
@@ -60,6 +62,7 @@ struct gen_opts {
 	int cpu;		/* -1: not pinned */
 	bool json;
 	__u8 proto;
+	__u8 tcp_flags;		/* TCP header byte 13 */
 	int family;		/* 4 or 6, from --dst */
 	__u8 dst[16];
 	__u16 dport;
@@ -121,12 +124,14 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: xlb-gen --dev DEV --dst-mac MAC --dst ADDR:PORT [OPTIONS]\n"
 		"       xlb-gen --write FILE --dst ADDR:PORT [OPTIONS]\n"
-		"Push TCP SYN or UDP frames of many flows out of DEV (BPF_PROG_TEST_RUN\n"
+		"Push TCP or UDP frames of many flows out of DEV (BPF_PROG_TEST_RUN\n"
 		"live frames, kernel >= 5.18), or write them to a pcap.\n"
 		"  -i, --dev DEV          device to send out of\n"
 		"  -w, --write FILE       write the frames to a pcap instead of sending\n"
 		"  -d, --dst ADDR:PORT    destination (the VIP): 192.0.2.10:80, [2001:db8::10]:80\n"
-		"  -p, --proto tcp|udp    TCP SYN (default) or UDP\n"
+		"  -p, --proto tcp|udp    TCP (default) or UDP\n"
+		"  -F, --tcp-flags FLAGS  TCP flags, letters of FSRPAUEC (default S: new\n"
+		"                         connections; A: packets of established ones)\n"
 		"  -n, --count N          frames to send (default %d; k/M/G suffixes)\n"
 		"  -t, --duration SEC     send for SEC seconds instead\n"
 		"  -r, --rate PPS         frames per second (default: as fast as possible)\n"
@@ -272,6 +277,28 @@ bad:
 	return -EINVAL;
 }
 
+/* TCP flags as letters, tcpdump's order: FIN SYN RST PSH ACK URG ECE CWR. */
+static int parse_tcp_flags(const char *s, __u8 *flags)
+{
+	static const char letters[] = "FSRPAUEC";
+	const char *c, *at;
+
+	*flags = 0;
+	for (c = s; *c; c++) {
+		at = strchr(letters, *c);
+		if (!at) {
+			p_err("--tcp-flags: '%s' is not letters of %s", s, letters);
+			return -EINVAL;
+		}
+		*flags |= (__u8)(1 << (at - letters));
+	}
+	if (!*flags) {
+		p_err("--tcp-flags: no flag given");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_mac(const char *name, const char *s, __u8 *mac)
 {
 	unsigned int b[ETH_ALEN];
@@ -300,6 +327,7 @@ static int parse_args(int argc, char **argv, struct gen_opts *o)
 		{ "write",	required_argument, NULL, 'w' },
 		{ "dst",	required_argument, NULL, 'd' },
 		{ "proto",	required_argument, NULL, 'p' },
+		{ "tcp-flags",	required_argument, NULL, 'F' },
 		{ "count",	required_argument, NULL, 'n' },
 		{ "duration",	required_argument, NULL, 't' },
 		{ "rate",	required_argument, NULL, 'r' },
@@ -316,12 +344,12 @@ static int parse_args(int argc, char **argv, struct gen_opts *o)
 		{ "help",	no_argument,	   NULL, 'h' },
 		{}
 	};
-	bool have_count = false, have_flows = false;
+	bool have_count = false, have_flows = false, have_flags = false;
 	int src_family = 0, opt;
 	__u32 v32;
 	char *end;
 
-	while ((opt = getopt_long(argc, argv, "i:w:d:p:n:t:r:f:s:P:l:c:m:M:b:C:jh",
+	while ((opt = getopt_long(argc, argv, "i:w:d:p:F:n:t:r:f:s:P:l:c:m:M:b:C:jh",
 				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
@@ -343,6 +371,11 @@ static int parse_args(int argc, char **argv, struct gen_opts *o)
 				p_err("--proto: '%s' is not tcp or udp", optarg);
 				return -EINVAL;
 			}
+			break;
+		case 'F':
+			if (parse_tcp_flags(optarg, &o->tcp_flags))
+				return -EINVAL;
+			have_flags = true;
 			break;
 		case 'n':
 			if (parse_count(optarg, UINT64_MAX, &o->count) || !o->count) {
@@ -464,6 +497,10 @@ static int parse_args(int argc, char **argv, struct gen_opts *o)
 	}
 	if (!have_count && !(o->duration > 0))
 		o->count = GEN_DEFAULT_COUNT;
+	if (have_flags && o->proto != IPPROTO_TCP) {
+		p_err("--tcp-flags is for --proto tcp");
+		return -EINVAL;
+	}
 	if (o->pcap_path && have_flows) {
 		p_err("--pcap gives the flows; --flows cannot be combined with it");
 		return -EINVAL;
@@ -522,7 +559,7 @@ static void source_range(const struct gen_opts *o, struct gen_template *t)
 	t->max_flows = n * (o->sport_hi - o->sport_lo + 1);
 }
 
-/* The template frame: Ethernet, IPv4 or IPv6, a TCP SYN or UDP header and
+/* The template frame: Ethernet, IPv4 or IPv6, a TCP or UDP header and
  * zero payload up to the frame size; the source address's last word, the
  * source port and the checksums are left for the program. */
 static int build_template(const struct gen_opts *o, struct gen_template *t)
@@ -588,8 +625,10 @@ static int build_template(const struct gen_opts *o, struct gen_template *t)
 
 		th->dest = htons(o->dport);
 		th->seq = htonl(1);
+		if (o->tcp_flags & GEN_TCP_ACK)
+			th->ack_seq = htonl(1);
 		th->doff = sizeof(*th) / 4;
-		th->syn = 1;
+		((__u8 *)th)[13] = o->tcp_flags;
 		th->window = htons(65535);
 	} else {
 		struct udphdr *uh = l4;
@@ -923,19 +962,28 @@ static void on_signal(int sig)
 static void report(const struct gen_opts *o, const struct gen_template *t,
 		   __u64 flows, __u64 sent, double secs)
 {
+	static const char letters[] = "FSRPAUEC";
 	double pps = secs > 0 ? (double)sent / secs : 0;
+	char what[16] = "UDP";
+	size_t i, n;
 
+	if (o->proto == IPPROTO_TCP) {
+		n = (size_t)snprintf(what, sizeof(what), "TCP ");
+		for (i = 0; i < 8; i++)
+			if (o->tcp_flags & (1 << i))
+				what[n++] = letters[i];
+		what[n] = '\0';
+	}
 	if (o->json) {
 		printf("{\"sent\":%llu,\"seconds\":%.6f,\"pps\":%.0f,\"flows\":%llu,"
 		       "\"size\":%u,\"family\":%d,\"proto\":\"%s\"}\n",
 		       (unsigned long long)sent, secs, pps, (unsigned long long)flows,
-		       t->len, o->family, o->proto == IPPROTO_TCP ? "tcp" : "udp");
+		       t->len, o->family, what);
 		return;
 	}
 	printf("%s %llu frames (%u bytes, IPv%d %s, %llu flows) in %.3f s: %.0f pps\n",
 	       o->write_path ? "wrote" : "sent", (unsigned long long)sent, t->len,
-	       o->family, o->proto == IPPROTO_TCP ? "TCP SYN" : "UDP",
-	       (unsigned long long)flows, secs, pps);
+	       o->family, what, (unsigned long long)flows, secs, pps);
 }
 
 int main(int argc, char **argv)
@@ -946,6 +994,7 @@ int main(int argc, char **argv)
 		.batch = GEN_DEFAULT_BATCH,
 		.cpu = -1,
 		.proto = IPPROTO_TCP,
+		.tcp_flags = GEN_TCP_SYN,
 		.sport_lo = 1024,
 		.sport_hi = 65535,
 		.dst_mac = { 0x02, 0, 0, 0, 0, 0x02 },

@@ -27,6 +27,8 @@ BAD_OPTIONS=(
 	"--dst 192.0.2.10:80 --write F --rate 1000"
 	"--dst 192.0.2.10:80 --write F --count 1.5"
 	"--dst 192.0.2.10:80 --write F --batch 257"
+	"--dst 192.0.2.10:80 --write F --tcp-flags SX"
+	"--dst 192.0.2.10:80 --write F --proto udp --tcp-flags A"
 	"--dst 192.0.2.10:80 --dev lo"
 	"--dst 192.0.2.10:80 --dev no-such-dev --dst-mac 02:00:00:00:00:01"
 	"--dst 192.0.2.10:80 --write F --pcap $TMP/missing.pcap"
@@ -97,6 +99,16 @@ test_gen_writes_valid_frames() {
 				"$family" "$proto" "$size" 300
 		done
 	done
+}
+
+# --tcp-flags gives every frame exactly those flags (and an ACK number
+# with A), checksums still valid.
+test_gen_tcp_flags() {
+	local name=gen_sets_tcp_flags
+	"$GEN" --write "$TMP/ack.pcap" --dst 192.0.2.10:80 --count 50 --tcp-flags PA > /dev/null ||
+		{ tl_fail "$name" "xlb-gen failed"; return; }
+	tl_check "$name" test "$(tshark -r "$TMP/ack.pcap" -o tcp.check_checksum:TRUE -T fields \
+		-e tcp.flags -e tcp.ack_raw -e tcp.checksum.status 2>/dev/null | sort -u)" = "0x0018	1	1"
 }
 
 # A capture's flows come back as the same partition of frames: frames i
@@ -215,6 +227,7 @@ test_gen_rejects_bad_options
 test_pktgen_rejects_bad_options
 tl_require_root gen_writes_valid_frames || exit 0
 test_gen_writes_valid_frames
+test_gen_tcp_flags
 test_gen_follows_capture
 if veth_pair; then
 	test_gen_sends
