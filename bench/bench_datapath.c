@@ -160,6 +160,7 @@ static void add(struct variant *vs, int *n, const char *name, enum variant_kind 
 static const char *const stage_names[] = {
 	[XLB_STAGE_PARSE] = "parse, count (the exit's counters)",
 	[XLB_STAGE_VIP] = "VIP and config lookup",
+	[XLB_STAGE_CONNTRACK] = "connection table lookup",
 	[XLB_STAGE_HASH] = "flow hash (SipHash-1-3)",
 	[XLB_STAGE_TABLE] = "table index, backend record",
 	[XLB_STAGE_NEXTHOP] = "next hop (per-CPU FIB cache hit)",

@@ -11,12 +11,14 @@
  * flows. Lookups take no lock; only new entries touch the LRU's lists, and
  * the rate cap below bounds how often.
  *
- * Per packet of a VIP:
+ * Per packet of a VIP, before the flow is hashed:
  * - an entry that has not timed out, whose backend may still take the flow
  *   (ct_entry.h: record in use, not being removed, same generation; a
- *   draining backend may): the flow goes there, and the entry is refreshed;
- * - otherwise the VIP's table picks, and the entry records the choice: in
- *   place when the flow has a stale entry, else as a new entry;
+ *   draining backend may): the flow goes there, and the entry is refreshed.
+ *   The entry keeps the flow's hash too, so a hit needs no hashing;
+ * - otherwise the flow is hashed, the VIP's table picks, and the entry
+ *   records the choice: in place when the flow has a stale entry, else as
+ *   a new entry;
  * - a TCP SYN without ACK opens a new connection: it follows the table
  *   whatever entry its 5-tuple has (a reused port must not reach a
  *   draining backend). Any other packet creates an entry as well, so after
@@ -93,23 +95,78 @@ XLB_INLINE bool xlb_ct_may_insert(const struct xlb_config *cfg, __u64 now)
 	return true;
 }
 
-/* Record the table's choice for the flow: over the stale entry e, or as a
- * new entry when the rate cap allows. */
-XLB_INLINE void xlb_ct_record(const struct xlb_pkt *pkt, struct xlb_ct_entry *e,
-			      __u32 backend_id, const struct xlb_backend *be,
-			      const struct xlb_config *cfg, __u64 now, __u64 bytes)
+/* What xlb_ct_lookup() found, for xlb_ct_record(). */
+struct xlb_ct {
+	struct xlb_ct_entry *entry;	/* the flow's stale entry, or NULL */
+	__u64 now;
+};
+
+/*
+ * The backend the connection table holds for the packet's flow, if it may
+ * still take the flow: its record, with *backend_id and the flow's *hash
+ * (kept in the entry: the outer IPv6 header's flow label is made of it).
+ * NULL when the flow must go by the lookup table.
+ */
+XLB_INLINE const struct xlb_backend *
+xlb_ct_lookup(struct xdp_md *ctx, const struct xlb_pkt *pkt,
+	      const struct xlb_vip *vip, const struct xlb_config *cfg,
+	      struct xlb_ct *ct, __u32 *backend_id, __u64 *hash)
 {
+	__u64 bytes = ctx->data_end - ctx->data;
+	const struct xlb_backend *be;
+	struct xlb_ct_entry *e;
+
+	ct->entry = NULL;
+	if (XLB_CT_OFF())
+		return NULL;
+	ct->now = bpf_ktime_get_coarse_ns();
+	e = bpf_map_lookup_elem(&xlb_conntrack, &pkt->flow);
+	ct->entry = e;
+	if (!e || (pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK)) == XLB_TCP_SYN ||
+	    xlb_ct_expired(e, ct->now, xlb_ct_timeout_ns(cfg, pkt->flow.proto,
+							 e->flags)))
+		goto miss;
+	be = xlb_backend_get(e->backend_id, vip);
+	if (!be || !xlb_ct_backend_usable(e, be))
+		goto miss;
+	*backend_id = e->backend_id;
+	*hash = e->hash;
+	if (!pkt->icmp_error) {
+		e->last_seen_ns = ct->now;
+		if (pkt->tcp_flags & (XLB_TCP_FIN | XLB_TCP_RST))
+			e->flags |= XLB_CT_F_CLOSING;
+	}
+	xlb_count(&xlb_stats, XLB_STAT_CT_HIT, bytes);
+	return be;
+miss:
+	xlb_count(&xlb_stats, XLB_STAT_CT_MISS, bytes);
+	return NULL;
+}
+
+/*
+ * Record the lookup table's choice for the flow: over its stale entry, or
+ * as a new entry when the rate cap allows. ICMP errors record nothing.
+ */
+XLB_INLINE void xlb_ct_record(struct xdp_md *ctx, const struct xlb_pkt *pkt,
+			      const struct xlb_config *cfg,
+			      const struct xlb_ct *ct, __u32 backend_id,
+			      const struct xlb_backend *be, __u64 hash)
+{
+	__u64 bytes = ctx->data_end - ctx->data;
 	struct xlb_ct_entry fresh = {
 		.backend_id = backend_id,
 		.gen = be->gen,
-		.last_seen_ns = now,
+		.last_seen_ns = ct->now,
 		.flags = pkt->tcp_flags & (XLB_TCP_FIN | XLB_TCP_RST) ?
 			 XLB_CT_F_CLOSING : 0,
+		.hash = hash,
 	};
 
-	if (e) {
-		*e = fresh;
-	} else if (!xlb_ct_may_insert(cfg, now)) {
+	if (XLB_CT_OFF() || pkt->icmp_error)
+		return;
+	if (ct->entry) {
+		*ct->entry = fresh;
+	} else if (!xlb_ct_may_insert(cfg, ct->now)) {
 		xlb_count(&xlb_stats, XLB_STAT_CT_BYPASS, bytes);
 		return;
 	} else if (bpf_map_update_elem(&xlb_conntrack, &pkt->flow, &fresh,
@@ -117,53 +174,6 @@ XLB_INLINE void xlb_ct_record(const struct xlb_pkt *pkt, struct xlb_ct_entry *e,
 		return;
 	}
 	xlb_count(&xlb_stats, XLB_STAT_CT_INSERT, bytes);
-}
-
-/*
- * The backend of the packet's flow: the connection table's while it may
- * still take the flow, else the one the VIP's table names (recorded).
- * Returns 0 with *backend_id and *be set, or a negative reason.
- */
-XLB_INLINE int xlb_ct_pick(struct xdp_md *ctx, const struct xlb_pkt *pkt,
-			   const struct xlb_vip *vip,
-			   const struct xlb_config *cfg, __u64 hash,
-			   __u32 *backend_id, const struct xlb_backend **be)
-{
-	__u64 bytes = ctx->data_end - ctx->data, now = 0;
-	struct xlb_ct_entry *e = NULL;
-	int err;
-
-	if (XLB_CT_OFF())
-		goto table;
-	now = bpf_ktime_get_coarse_ns();
-	e = bpf_map_lookup_elem(&xlb_conntrack, &pkt->flow);
-	if (e && (pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK)) != XLB_TCP_SYN &&
-	    !xlb_ct_expired(e, now, xlb_ct_timeout_ns(cfg, pkt->flow.proto,
-						      e->flags))) {
-		*be = xlb_backend_get(e->backend_id, vip);
-		if (*be && xlb_ct_backend_usable(e, *be)) {
-			*backend_id = e->backend_id;
-			if (!pkt->icmp_error) {
-				e->last_seen_ns = now;
-				if (pkt->tcp_flags & (XLB_TCP_FIN | XLB_TCP_RST))
-					e->flags |= XLB_CT_F_CLOSING;
-			}
-			xlb_count(&xlb_stats, XLB_STAT_CT_HIT, bytes);
-			return 0;
-		}
-	}
-	xlb_count(&xlb_stats, XLB_STAT_CT_MISS, bytes);
-
-table:
-	err = xlb_table_pick(vip, hash, backend_id);
-	if (err)
-		return err;
-	*be = xlb_backend_get(*backend_id, vip);
-	if (!*be)
-		return -XLB_STAT_DROP_NO_BACKEND;
-	if (!XLB_CT_OFF() && !pkt->icmp_error)
-		xlb_ct_record(pkt, e, *backend_id, *be, cfg, now, bytes);
-	return 0;
 }
 
 #endif /* XLB_BPF_CONNTRACK_H */

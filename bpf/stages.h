@@ -10,8 +10,9 @@
 enum xlb_stage {
 	XLB_STAGE_PARSE,	/* Ethernet to ports */
 	XLB_STAGE_VIP,		/* VIP and config lookups */
-	XLB_STAGE_HASH,		/* flow hash */
-	XLB_STAGE_TABLE,	/* table index and backend record */
+	XLB_STAGE_CONNTRACK,	/* connection table lookup */
+	XLB_STAGE_HASH,		/* flow hash (a flow without entry) */
+	XLB_STAGE_TABLE,	/* table index and backend record, or the entry's */
 	XLB_STAGE_NEXTHOP,	/* FIB (cached) */
 	XLB_STAGE_ENCAP,	/* outer headers, the verdict: the whole path */
 	XLB_STAGE__COUNT,

@@ -32,7 +32,8 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	struct xlb_pkt pkt = {};
 	struct xlb_nexthop nh;
 	__u32 zero = 0, tot_len;
-	__u64 hash;
+	struct xlb_ct ct;
+	__u64 hash = 0;
 	int err;
 
 	err = xlb_parse(ctx, &pkt);
@@ -49,14 +50,23 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 		return -XLB_STAT_DROP_NO_CONFIG;
 	XLB_STAGE_END(XLB_STAGE_VIP);
 
-	hash = xlb_flow_hash(&pkt.flow, cfg->hash_key);
-	XLB_STAGE_END(XLB_STAGE_HASH);
-
-	/* The backend: the connection table's for an established flow,
-	 * else the one the VIP's table names for this hash. */
-	err = xlb_ct_pick(ctx, &pkt, vip, cfg, hash, backend_id, &be);
-	if (err)
-		return err;
+	/* The backend: an established flow's is in the connection table,
+	 * with the flow's hash... */
+	be = xlb_ct_lookup(ctx, &pkt, vip, cfg, &ct, backend_id, &hash);
+	XLB_STAGE_END(XLB_STAGE_CONNTRACK);
+	if (!be) {
+		/* ...any other flow's, the VIP's table names for its hash,
+		 * and the connection table records it. */
+		hash = xlb_flow_hash(&pkt.flow, cfg->hash_key);
+		XLB_STAGE_END(XLB_STAGE_HASH);
+		err = xlb_table_pick(vip, hash, backend_id);
+		if (err)
+			return err;
+		be = xlb_backend_get(*backend_id, vip);
+		if (!be)
+			return -XLB_STAT_DROP_NO_BACKEND;
+		xlb_ct_record(ctx, &pkt, cfg, &ct, *backend_id, be, hash);
+	}
 	XLB_STAGE_END(XLB_STAGE_TABLE);
 
 	if (!xlb_outer_source_ok(be, cfg))

@@ -160,7 +160,8 @@ struct xlb_ct_entry {
 	__u32 gen;		/* xlb_backend.gen at the time of the choice */
 	__u64 last_seen_ns;	/* bpf_ktime_get_coarse_ns(): CLOCK_MONOTONIC */
 	__u32 flags;		/* XLB_CT_F_* */
-	__u32 pad;
+	__u32 hash;		/* the flow hash's low half: the outer IPv6
+				 * flow label, without hashing again */
 };
 XLB_STATIC_ASSERT(sizeof(struct xlb_ct_entry) == 24, "xlb_ct_entry layout");
 
