@@ -30,16 +30,24 @@
 # on the same instance; the reflector has a namespace of its own so nothing
 # is reattached between runs.
 #
-# CPUs: the generator runs on CPU 0 (xlb-gen --cpu). A veth delivers to its peer
-# by scheduling the peer's NAPI on the sending CPU, so without more the
-# balancer would run in the generator's softirq on CPU 0. b0r and b0x get
-# threaded NAPI (/sys/class/net/DEV/threaded) and their NAPI threads are
-# pinned to CPU 1 at real-time priority (SCHED_FIFO 50, as softirq work
-# would take precedence over tasks): the balancer's XDP program runs there,
-# and so do the sinks' programs, whose NAPI the balancer's transmit
-# schedules on its own CPU (every configuration pays that alike). Table updates in the
-# "table swaps" configuration run on CPU 0 beside the generator, so what
-# is measured is their effect on the datapath, not the loader's CPU time.
+# CPUs: the generator runs on CPU 0 (xlb-gen --cpu). A veth delivers to
+# its peer by scheduling the peer's NAPI on the sending CPU, so without
+# more the balancer would run in the generator's softirq on CPU 0. b0r and
+# b0x get threaded NAPI (/sys/class/net/DEV/threaded) and their NAPI
+# threads are pinned to CPU 1 at real-time priority (SCHED_FIFO 50: NAPI
+# work normally runs in softirq context, ahead of every task, and other
+# work on a shared machine must not take the balancer's CPU in the middle
+# of a measurement). The balancer's XDP program runs there, and so do the
+# sinks' programs, whose NAPI the balancer's transmit schedules on its own
+# CPU (every configuration pays that alike).
+#
+# Table swaps: `xlb backend set` reweights a backend back and forth, each
+# command a table swap, 20 times a second, on the balancer's CPU: there the
+# commands cost what they would cost a loaded balancer (on the generator's
+# CPU they would pause the offered load instead, and every pause is lost
+# forwarding). A command started at that cadence costs something by itself
+# (fork, exec, nsenter), so a control runs `xlb help`, which touches no map,
+# the same way: the swaps' own cost is the difference between the two.
 set -uo pipefail
 
 # shellcheck source=../tests/lib.sh
@@ -180,7 +188,7 @@ declare -A TITLE=(
 	[v4_hit]="xlb, IPv4 TCP, connection-table hits"
 	[v4_miss]="xlb, IPv4 TCP, misses (every packet a new flow)"
 	[v6_hit]="xlb, IPv6 TCP, connection-table hits"
-	[v4_control]="xlb, IPv4 TCP, hits, \`xlb show\` 20 times a second (control)"
+	[v4_control]="xlb, IPv4 TCP, hits, \`xlb help\` 20 times a second (control)"
 	[v4_swap]="xlb, IPv4 TCP, hits, table swapped 20 times a second"
 	[v4_redirect]="xlb, IPv4 TCP, hits, out of a second link (XDP_REDIRECT)"
 )
@@ -198,27 +206,30 @@ config_args() {
 	esac
 }
 
-# One table swap: the first backend's weight goes to 2 and back to 1.
+# One table swap: the first backend's weight goes to 2 and back to 1. The
+# loop calls xlb directly (the maps need no network namespace): a command
+# is one fork and one exec, the same for the swap and the control.
 SWAP_WEIGHT=1
 swap_once() {
 	SWAP_WEIGHT=$((3 - SWAP_WEIGHT))
-	xlb backend set "$VIP4" "${BACKENDS4[0]}" --weight "$SWAP_WEIGHT"
+	"$XLB" --pin-dir "$PIN" backend set "$VIP4" "${BACKENDS4[0]}" --weight "$SWAP_WEIGHT"
 }
-show_once() { xlb show; }
+help_once() { "$XLB" --pin-dir "$PIN" help; }
 
-# cmd_loop FILE CMD: run CMD 20 times a second on the generator's CPU
-# until killed, counting the commands in FILE.
+# cmd_loop FILE CMD: run CMD 20 times a second on the balancer's CPU until
+# killed, adding a byte to FILE per command. It waits with bash's own read
+# timeout, so that the commands are its only processes.
 cmd_loop() {
-	local file=$1 cmd=$2 n=0 next now
-	taskset -p -c "$GEN_CPU" "$BASHPID" >/dev/null || exit 1
+	local file=$1 cmd=$2 next now fd
+	taskset -p -c "$LB_CPU" "$BASHPID" >/dev/null || exit 1
+	exec {fd}<> <(:)
 	next=${EPOCHREALTIME/./}
 	while :; do
 		"$cmd" >/dev/null 2>"$file.err" || exit 1
-		n=$((n + 1))
-		echo "$n" > "$file"
+		printf . >> "$file"
 		next=$((next + 50000)) now=${EPOCHREALTIME/./}
 		if ((next > now)); then
-			sleep "$(printf '%d.%06d' $(((next - now) / 1000000)) $(((next - now) % 1000000)))"
+			read -r -t "$(printf '%d.%06d' $(((next - now) / 1000000)) $(((next - now) % 1000000)))" -u "$fd"
 		fi
 	done
 }
@@ -229,8 +240,8 @@ run() {
 	local cfg=$1 gdev mac sns sdev rest c0 c1 t0 t1 ct0 ct1 out pps swaps=- swap_pid= gen_pid i
 	read -r gdev mac sns sdev rest <<< "$(config_args "$cfg")"
 	if [[ $cfg == v4_swap || $cfg == v4_control ]]; then
-		echo 0 > "$TMP/swaps"
-		cmd_loop "$TMP/swaps" "$([[ $cfg == v4_swap ]] && echo swap_once || echo show_once)" &
+		: > "$TMP/swaps"
+		cmd_loop "$TMP/swaps" "$([[ $cfg == v4_swap ]] && echo swap_once || echo help_once)" &
 		swap_pid=$!
 	fi
 	[[ $cfg == reflector ]] || ct0=$(ct_stats)
@@ -249,10 +260,10 @@ run() {
 	done
 	sleep "$warm"
 	c0=$(received "$sns" "$sdev") t0=$(date +%s%N)
-	[[ -z $swap_pid ]] || swaps=$(<"$TMP/swaps")
+	[[ -z $swap_pid ]] || swaps=$(stat -c %s "$TMP/swaps")
 	sleep "$seconds"
 	c1=$(received "$sns" "$sdev") t1=$(date +%s%N)
-	[[ -z $swap_pid ]] || swaps=$(( $(<"$TMP/swaps") - swaps ))
+	[[ -z $swap_pid ]] || swaps=$(( $(stat -c %s "$TMP/swaps") - swaps ))
 	kill -TERM "$gen_pid" 2>/dev/null
 	if ! wait "$gen_pid"; then
 		[[ -z $swap_pid ]] || kill "$swap_pid" 2>/dev/null
