@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,25 +40,6 @@
 #include "pinned_instance.h"
 
 #define TARGET_MS 1.0	/* computed to live, M = 65537 */
-
-/* The library reports through the command line's p_err(). */
-struct xlb_opts xlb_opts;
-
-void p_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "bench_update: ");
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-void p_info(const char *fmt, ...)
-{
-	(void)fmt;
-}
 
 static const char *build;
 
@@ -263,6 +243,7 @@ int main(int argc, char **argv)
 	size_t s, c;
 	bool rt;
 
+	xlb_progname = "bench_update";
 	build = pinned_build_dir();
 	if (make_instance())
 		return 1;

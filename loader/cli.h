@@ -14,8 +14,11 @@ struct xlb_opts {
 extern struct xlb_opts xlb_opts;
 
 /* Print an error once, at the boundary: a JSON object in JSON mode,
- * "xlb: message" on stderr otherwise. */
+ * "PROGNAME: message" on stderr otherwise, or hand it to p_err_hook when a
+ * program (a test) wants to keep it. */
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern const char *xlb_progname;
+extern void (*p_err_hook)(const char *msg);
 /* An informational note on stderr (never mixed into JSON on stdout). */
 void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -1,17 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* xlb: the command-line front end; `xlb OBJECT VERB ...` like ip(8). */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "xlb.h"
-
-struct xlb_opts xlb_opts = {
-	.pin_dir = XLB_DEFAULT_PIN_DIR,
-};
 
 static const struct cmd {
 	const char *name;
@@ -42,42 +37,6 @@ static void usage(FILE *f)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
 	fprintf(f, "See xlb(8), or `xlb OBJECT help`.\n");
-}
-
-void p_err(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	char *c;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (!xlb_opts.json) {
-		fprintf(stderr, "xlb: %s\n", msg);
-		return;
-	}
-	/* The message is ours, but quote what came from the user. */
-	printf("{\"error\":\"");
-	for (c = msg; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			printf("\\%c", *c);
-		else if ((unsigned char)*c < 0x20)
-			printf("\\u%04x", *c);
-		else
-			putchar(*c);
-	}
-	printf("\"}\n");
-}
-
-void p_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* Take the global options out of argv wherever they are (up to "--"), so

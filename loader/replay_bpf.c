@@ -18,7 +18,7 @@
 #include "xlb.skel.h"
 /* The test packet builder: the frames are the tests' own kind, built from
  * the RFCs independently of the datapath's parser. */
-#include "../tests/packets.h"
+#include "packets.h"
 
 int replay_packets_add(void *ctx, const struct trace_packet *pkt)
 {

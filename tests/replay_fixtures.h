@@ -15,30 +15,19 @@
 #include "cli.h"
 #include "replay.h"
 
-/* The library reports errors through the command line's p_err(): keep the
- * last message so tests can check what a user would have been told. */
-struct xlb_opts xlb_opts;
+/* The library reports errors through p_err(): keep the last message so
+ * tests can check what a user would have been told. */
 static char fx_last_err[1024];
 
-void p_err(const char *fmt, ...)
+static void fx_record_error(const char *msg)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(fx_last_err, sizeof(fx_last_err), fmt, ap);
-	va_end(ap);
+	snprintf(fx_last_err, sizeof(fx_last_err), "%s", msg);
 	printf("  (error: %s)\n", fx_last_err);
 }
 
-void p_info(const char *fmt, ...)
+__attribute__((constructor)) static void fx_keep_errors(void)
 {
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	printf("  (note: %s)\n", msg);
+	p_err_hook = fx_record_error;
 }
 
 /* The seed `xlb replay` uses by default. */

@@ -4,7 +4,6 @@
  * every bad input is refused with exactly one error naming the problem.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include "cli.h"
 #include "lb_fixtures.h"
 #include "testlib.h"
@@ -13,14 +12,15 @@
 static char last_error[1024];
 static int errors;
 
-void p_err(const char *fmt, ...)
+static void record_error(const char *msg)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
-	va_end(ap);
+	snprintf(last_error, sizeof(last_error), "%s", msg);
 	errors++;
+}
+
+__attribute__((constructor)) static void keep_errors(void)
+{
+	p_err_hook = record_error;
 }
 
 static void expect_parse(const char *arg, const char *id, __u32 weight)
