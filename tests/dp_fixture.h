@@ -4,7 +4,7 @@
  * bench/bench_datapath.c: the XDP program loaded in a private network
  * namespace (loader/testrun_env.h), a fixed set of VIPs and backends in its
  * maps, and a model of what the program must output, built with
- * tests/packets.h from the flow hash and the tables the fixture installed.
+ * loader/packets.h from the flow hash and the tables the fixture installed.
  */
 #ifndef XLB_TEST_DP_FIXTURE_H
 #define XLB_TEST_DP_FIXTURE_H

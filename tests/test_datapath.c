@@ -2,7 +2,7 @@
 /*
  * The XDP datapath, run with BPF_PROG_TEST_RUN in a private network
  * namespace where bpf_fib_lookup resolves (tests/dp_fixture.h). Every
- * expected output is built from the packet description by tests/packets.h
+ * expected output is built from the packet description by loader/packets.h
  * and the flow hash over the tables the fixture installed; the program's
  * own parser is never the judge.
  */
