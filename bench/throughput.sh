@@ -34,20 +34,26 @@
 # its peer by scheduling the peer's NAPI on the sending CPU, so without
 # more the balancer would run in the generator's softirq on CPU 0. b0r and
 # b0x get threaded NAPI (/sys/class/net/DEV/threaded) and their NAPI
-# threads are pinned to CPU 1 at real-time priority (SCHED_FIFO 50: NAPI
-# work normally runs in softirq context, ahead of every task, and other
-# work on a shared machine must not take the balancer's CPU in the middle
-# of a measurement). The balancer's XDP program runs there, and so do the
-# sinks' programs, whose NAPI the balancer's transmit schedules on its own
-# CPU (every configuration pays that alike).
+# threads are pinned to CPU 1. The balancer's XDP program runs there, and
+# so do the sinks' programs, whose NAPI the balancer's transmit schedules
+# on its own CPU (every configuration pays that alike).
+#
+# The NAPI threads run at real-time priority (SCHED_FIFO 50): NAPI work
+# normally runs in softirq context, ahead of every task. The generator
+# does not: with a real-time task on both CPUs the kernel's own threads
+# starve (RCU grace periods, which every table swap waits for, took a
+# second). So other work on the machine can pause the generator, and a
+# paused generator lets the balancer idle: run this on a quiet machine
+# (the report gives the load average at the start).
 #
 # Table swaps: `xlb backend set` reweights a backend back and forth, each
-# command a table swap, 20 times a second, on the balancer's CPU: there the
-# commands cost what they would cost a loaded balancer (on the generator's
-# CPU they would pause the offered load instead, and every pause is lost
+# command a table swap, 20 times a second, on the balancer's CPU and at a
+# real-time priority above its NAPI thread, so the commands keep their
+# cadence and the balancer pays for all they cost (on the generator's CPU
+# they would pause the offered load instead, and every pause is lost
 # forwarding). A command started at that cadence costs something by itself
-# (fork, exec, nsenter), so a control runs `xlb help`, which touches no map,
-# the same way: the swaps' own cost is the difference between the two.
+# (fork, exec), so a control runs `xlb help`, which touches no map, the
+# same way: the swaps' own cost is the difference between the two.
 set -uo pipefail
 
 # shellcheck source=../tests/lib.sh
@@ -216,12 +222,14 @@ swap_once() {
 }
 help_once() { "$XLB" --pin-dir "$PIN" help; }
 
-# cmd_loop FILE CMD: run CMD 20 times a second on the balancer's CPU until
-# killed, adding a byte to FILE per command. It waits with bash's own read
-# timeout, so that the commands are its only processes.
+# cmd_loop FILE CMD: run CMD 20 times a second on the balancer's CPU,
+# ahead of its NAPI thread, until killed, adding a byte to FILE per
+# command. It waits with bash's own read timeout, so that the commands are
+# its only processes.
 cmd_loop() {
 	local file=$1 cmd=$2 next now fd
 	taskset -p -c "$LB_CPU" "$BASHPID" >/dev/null || exit 1
+	if ((NAPI_PINNED)); then chrt -f -p 60 "$BASHPID" >/dev/null || exit 1; fi
 	exec {fd}<> <(:)
 	next=${EPOCHREALTIME/./}
 	while :; do
@@ -321,7 +329,8 @@ echo "bench/xlb-gen (ACKs of 4096 established flows for hits, SYNs of ever new f
 echo "for misses), $rounds rounds of $seconds s per configuration, alternating; median"
 echo "and min–max, each as a ratio to the MAC-swap reflector in the balancer's place."
 if ((NAPI_PINNED)); then
-	echo "Generator on CPU $GEN_CPU; balancer (its NAPI thread, SCHED_FIFO) and sinks on CPU $LB_CPU."
+	echo "Generator on CPU $GEN_CPU; balancer (its NAPI thread, at real-time priority) and"
+	echo "sinks on CPU $LB_CPU."
 else
 	echo "Threaded NAPI was not available: generator and balancer shared CPU $GEN_CPU."
 fi
