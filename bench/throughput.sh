@@ -92,9 +92,13 @@ tl_bpffs
 T=$TL_TAG
 G0R=xg${T}r B0R=xb${T}r G0X=xg${T}x B0X=xb${T}x B1X=xo${T} S0=xs${T}
 VIP4=192.0.2.10:80/tcp VIP6=[2001:db8::10]:80/tcp VIP4B=192.0.2.20:80/tcp
-BACKENDS4=(192.0.2.201 192.0.2.202 192.0.2.203 192.0.2.204 192.0.2.205 192.0.2.206 192.0.2.207 192.0.2.208)
-BACKENDS6=(2001:db8:2::1 2001:db8:2::2 2001:db8:2::3 2001:db8:2::4 2001:db8:2::5 2001:db8:2::6 2001:db8:2::7 2001:db8:2::8)
-BACKENDS4B=(192.0.2.137 192.0.2.138 192.0.2.139 192.0.2.140 192.0.2.141 192.0.2.142 192.0.2.143 192.0.2.144)
+# Eight backends per VIP: 192.0.2.192/26 and 2001:db8:2::/64 out of b0x,
+# 192.0.2.128/26 out of b1x.
+BACKENDS4=() BACKENDS6=() BACKENDS4B=()
+for i in {1..8}; do
+	BACKENDS4+=("192.0.2.$((200 + i))") BACKENDS6+=("2001:db8:2::$i")
+	BACKENDS4B+=("192.0.2.$((136 + i))")
+done
 GEN_CPU=0 LB_CPU=1
 TMP=$(mktemp -d)
 tl_on_exit "rm -rf '$TMP'"
@@ -335,7 +339,8 @@ else
 	echo "Threaded NAPI was not available: generator and balancer shared CPU $GEN_CPU."
 fi
 echo
-echo "| configuration | Mpps (median) | min–max | offered Mpps | ratio to reflector | conntrack hits/misses | xlb commands/s |"
+echo "| configuration | Mpps (median) | min–max | offered Mpps | ratio to reflector |" \
+	"conntrack hits/misses | xlb commands/s |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 for cfg in "${CONFIGS[@]}"; do
 	read -r med lo hi <<< "$(stats "$TMP/$cfg" 1)"
