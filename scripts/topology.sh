@@ -111,112 +111,134 @@ topo_sysctl() {
 	topo_in "$ns" sysctl -q -w "$@" >/dev/null
 }
 
-# topo_link NS ADDR4/LEN ADDR6/LEN PEER BRIDGE MTU: eth0 in NS, its peer
-# PEER in the router namespace as a port of BRIDGE.
-topo_link() {
-	local ns=$1 a4=$2 a6=$3 peer=$4 br=$5 mtu=$6
-	ip -n "$TOPO_NS_RT" link add "$peer" mtu "$mtu" type veth \
-		peer name eth0 netns "$ns" mtu "$mtu" || return 1
-	ip -n "$TOPO_NS_RT" link set "$peer" master "$br" up &&
-	ip -n "$ns" addr add "$a4" dev eth0 &&
-	ip -n "$ns" addr add "$a6" dev eth0 nodad &&
-	ip -n "$ns" link set eth0 up
+# topo_batch NS: the ip commands on stdin, run in NS by one process (the
+# topology is built with a few dozen processes rather than hundreds: under
+# emulation, as in the vmtest VM, every process start counts). ip stops at
+# the first failing line and names it.
+topo_batch() { topo_in "$1" ip -batch -; }
+
+# Fixed MAC addresses for eth0 of client i, balancer j and backend k, so
+# that the balancers' neighbour entries can be written without asking.
+topo_mac() { printf '02:00:00:%s:00:%02x' "$1" "$2"; }
+
+# The router: a bridge per side, the peer of every host's eth0 as a port.
+topo_router_batch() {
+	local i
+	echo "link set lo up"
+	echo "link add brc mtu 1500 type bridge"
+	echo "link add brs mtu $TOPO_MTU type bridge"
+	echo "addr add 203.0.113.1/24 dev brc"
+	echo "addr add 2001:db8:c::1/64 dev brc nodad"
+	echo "addr add 198.51.100.1/24 dev brs"
+	echo "addr add 2001:db8:b::1/64 dev brs nodad"
+	echo "link set brc up"
+	echo "link set brs up"
+	for ((i = 1; i <= TOPO_CLIENTS; i++)); do
+		echo "link add c$i mtu 1500 type veth peer name eth0" \
+		     "netns ${TOPO_NS_CLIENT[i]} address $(topo_mac 0c $i) mtu 1500"
+		echo "link set c$i master brc up"
+	done
+	for ((i = 1; i <= TOPO_BALANCERS; i++)); do
+		echo "link add lb$i mtu $TOPO_MTU type veth peer name eth0" \
+		     "netns ${TOPO_NS_LB[i]} address $(topo_mac 1b $i) mtu $TOPO_MTU"
+		echo "link set lb$i master brs up"
+		# The balancer's frames leave eth0 by XDP_TX; on veth they
+		# reach the peer only when it runs an XDP program too.
+		echo "link set dev lb$i xdpdrv obj $TOPO_BUILD/pass.bpf.o sec xdp"
+		((TOPO_SHARED_VIP)) && continue
+		echo "route add ${TOPO_VIP4[i]}/32 via ${TOPO_LB4[i]}"
+		echo "route add ${TOPO_VIP6[i]}/128 via ${TOPO_LB6[i]}"
+	done
+	for ((i = 1; i <= TOPO_BACKENDS; i++)); do
+		echo "link add b$i mtu $TOPO_MTU type veth peer name eth0" \
+		     "netns ${TOPO_NS_BE[i]} address $(topo_mac be $i) mtu $TOPO_MTU"
+		echo "link set b$i master brs up"
+	done
 }
 
-topo_bridge() {
-	local br=$1 a4=$2 a6=$3 mtu=$4
-	ip -n "$TOPO_NS_RT" link add "$br" mtu "$mtu" type bridge &&
-	ip -n "$TOPO_NS_RT" addr add "$a4" dev "$br" &&
-	ip -n "$TOPO_NS_RT" addr add "$a6" dev "$br" nodad &&
-	ip -n "$TOPO_NS_RT" link set "$br" up
+# topo_host_batch ADDR4/LEN ADDR6/LEN: what every host does with its eth0.
+topo_host_batch() {
+	echo "link set lo up"
+	echo "addr add $1 dev eth0"
+	echo "addr add $2 dev eth0 nodad"
+	echo "link set eth0 up"
 }
 
-# Addresses are unique by construction: no duplicate address detection,
-# which would hold IPv6 addresses (link-local ones too) tentative for a
-# second and lose the first packets.
-topo_add_ns() {
-	ip netns add "$1" || return 1
-	topo_sysctl "$1" net.ipv6.conf.all.accept_dad=0 \
-		net.ipv6.conf.default.accept_dad=0 &&
-	ip -n "$1" link set lo up
+topo_client_batch() {
+	topo_host_batch "${TOPO_CLIENT4[$1]}/24" "${TOPO_CLIENT6[$1]}/64"
+	echo "route add default via 203.0.113.1"
+	echo "route add default via 2001:db8:c::1"
 }
 
-topo_router() {
-	topo_add_ns "$TOPO_NS_RT" || return 1
-	topo_sysctl "$TOPO_NS_RT" net.ipv4.ip_forward=1 \
-		net.ipv6.conf.all.forwarding=1 net.ipv4.conf.all.rp_filter=0 \
-		net.ipv4.conf.default.rp_filter=0
-	topo_bridge brc 203.0.113.1/24 2001:db8:c::1/64 1500 &&
-	topo_bridge brs 198.51.100.1/24 2001:db8:b::1/64 "$TOPO_MTU"
-}
-
-topo_client() {
-	local i=$1 ns=${TOPO_NS_CLIENT[$1]}
-	topo_add_ns "$ns" &&
-	topo_link "$ns" "${TOPO_CLIENT4[i]}/24" "${TOPO_CLIENT6[i]}/64" c$i brc 1500 &&
-	ip -n "$ns" route add default via 203.0.113.1 &&
-	ip -n "$ns" -6 route add default via 2001:db8:c::1
-}
-
-# The balancer needs forwarding enabled: bpf_fib_lookup, which finds the
-# backends' next hop, refuses to answer on an interface that does not
-# forward. It has no default route, so that packets for a VIP reaching its
-# kernel while xlb is detached are refused at once (ICMP unreachable)
-# rather than routed back and forth with the router.
-topo_balancer() {
-	local j=$1 ns=${TOPO_NS_LB[$1]}
-	topo_add_ns "$ns" &&
-	topo_link "$ns" "${TOPO_LB4[j]}/24" "${TOPO_LB6[j]}/64" lb$j brs "$TOPO_MTU" || return 1
-	topo_sysctl "$ns" net.ipv4.conf.all.forwarding=1 net.ipv6.conf.all.forwarding=1
-	# The balancer's frames leave eth0 by XDP_TX; on veth they reach the
-	# peer only when it runs an XDP program too (a pass will do).
-	topo_in "$TOPO_NS_RT" ip link set dev lb$j xdpdrv \
-		obj "$TOPO_BUILD/pass.bpf.o" sec xdp || return 1
-	# A NIC puts complete checksums on the wire; a veth hands over a
-	# locally made packet with its TCP/UDP checksum still to be filled in
-	# (CHECKSUM_PARTIAL), which XDP_TX would send on unfinished. The
-	# router's port towards the balancer finishes it in software.
-	topo_in "$TOPO_NS_RT" ethtool -K lb$j tx off >/dev/null || return 1
-	((TOPO_SHARED_VIP)) && return 0
-	ip -n "$TOPO_NS_RT" route add "${TOPO_VIP4[j]}/32" via "${TOPO_LB4[j]}" &&
-	ip -n "$TOPO_NS_RT" -6 route add "${TOPO_VIP6[j]}/128" via "${TOPO_LB6[j]}"
+# The balancer has no default route, so that packets for a VIP reaching
+# its kernel while xlb is detached are refused at once (ICMP unreachable)
+# rather than routed back and forth with the router. It holds static
+# neighbour entries for every backend: the datapath finds next hops with
+# bpf_fib_lookup, which does not resolve missing entries.
+topo_balancer_batch() {
+	local k
+	topo_host_batch "${TOPO_LB4[$1]}/24" "${TOPO_LB6[$1]}/64"
+	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
+		echo "neigh replace ${TOPO_BE4[k]} lladdr $(topo_mac be $k) dev eth0 nud permanent"
+		echo "neigh replace ${TOPO_BE6[k]} lladdr $(topo_mac be $k) dev eth0 nud permanent"
+	done
 }
 
 # The decapsulating backend, as one would set up a real server: the VIPs
 # on lo, an ipip and an ip6tnl device in external (collect_md) mode that
-# take tunnelled packets from any balancer, reverse-path filtering off
-# (the inner source is a client, whose route is not via the tunnel), and
-# no ARP answers for the VIPs held on lo. A kernel built without those
-# drivers gets build/decap.bpf.o on eth0 instead (TOPO_DECAP=xdp), which
-# hands the stack the inner packet as if it had arrived bare.
-topo_backend() {
-	local k=$1 ns=${TOPO_NS_BE[$1]} j mss4=() mss6=()
-	topo_add_ns "$ns" &&
-	topo_link "$ns" "${TOPO_BE4[k]}/24" "${TOPO_BE6[k]}/64" b$k brs "$TOPO_MTU" || return 1
+# take tunnelled packets from any balancer (reverse-path filtering and ARP
+# are set by topo_sysctls). A kernel built without those drivers gets
+# build/decap.bpf.o on eth0 instead (TOPO_DECAP=xdp), which hands the
+# stack the inner packet as if it had arrived bare.
+topo_backend_batch() {
+	local j mss4= mss6=
+	topo_host_batch "${TOPO_BE4[$1]}/24" "${TOPO_BE6[$1]}/64"
 	for ((j = 1; j <= (TOPO_SHARED_VIP ? 1 : TOPO_BALANCERS); j++)); do
-		ip -n "$ns" addr add "${TOPO_VIP4[j]}/32" dev lo &&
-		ip -n "$ns" addr add "${TOPO_VIP6[j]}/128" dev lo nodad || return 1
+		echo "addr add ${TOPO_VIP4[j]}/32 dev lo"
+		echo "addr add ${TOPO_VIP6[j]}/128 dev lo nodad"
 	done
 	if [[ $TOPO_DECAP == kernel ]]; then
-		ip -n "$ns" link add xlbip4 type ipip external &&
-		ip -n "$ns" link add xlbip6 type ip6tnl external &&
-		ip -n "$ns" link set xlbip4 up &&
-		ip -n "$ns" link set xlbip6 up || return 1
-		topo_sysctl "$ns" net.ipv4.conf.xlbip4.rp_filter=0
+		echo "link add xlbip4 type ipip external"
+		echo "link add xlbip6 type ip6tnl external"
+		echo "link set xlbip4 up"
+		echo "link set xlbip6 up"
 	else
-		topo_in "$ns" ip link set dev eth0 xdpdrv \
-			obj "$TOPO_BUILD/decap.bpf.o" sec xdp || return 1
+		echo "link set dev eth0 xdpdrv obj $TOPO_BUILD/decap.bpf.o sec xdp"
 	fi
-	topo_sysctl "$ns" net.ipv4.conf.all.rp_filter=0 \
-		net.ipv4.conf.default.rp_filter=0 \
-		net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2
 	if [[ $TOPO_ADVMSS == 1 ]]; then
 		# MSS = MTU - outer header - inner IP header - TCP header.
-		mss4=(advmss $((TOPO_MTU - 20 - 20 - 20)))
-		mss6=(advmss $((TOPO_MTU - 40 - 40 - 20)))
+		mss4=" advmss $((TOPO_MTU - 20 - 20 - 20))"
+		mss6=" advmss $((TOPO_MTU - 40 - 40 - 20))"
 	fi
-	ip -n "$ns" route add default via 198.51.100.1 "${mss4[@]}" &&
-	ip -n "$ns" -6 route add default via 2001:db8:b::1 "${mss6[@]}"
+	echo "route add default via 198.51.100.1$mss4"
+	echo "route add default via 2001:db8:b::1$mss6"
+}
+
+# Settings made before any interface exists in the namespaces, since new
+# interfaces copy the "default" values. Everywhere: no duplicate address
+# detection (addresses are unique by construction; DAD would hold IPv6
+# addresses, link-local ones too, tentative for a second and lose the
+# first packets). The router forwards. The balancers forward too:
+# bpf_fib_lookup refuses to answer on an interface that does not. The
+# backends: no reverse-path filtering (a decapsulated packet comes from a
+# client that is not routed via the tunnel device), and no ARP answers for
+# the VIPs held on lo (arp_ignore, arp_announce).
+topo_sysctls() {
+	local nodad=(net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0)
+	local norp=(net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0)
+	local fwd=(net.ipv4.conf.all.forwarding=1 net.ipv6.conf.all.forwarding=1) i
+	topo_sysctl "$TOPO_NS_RT" "${nodad[@]}" "${norp[@]}" "${fwd[@]}" || return 1
+	for ((i = 1; i <= TOPO_CLIENTS; i++)); do
+		topo_sysctl "${TOPO_NS_CLIENT[i]}" "${nodad[@]}" || return 1
+	done
+	for ((i = 1; i <= TOPO_BALANCERS; i++)); do
+		topo_sysctl "${TOPO_NS_LB[i]}" "${nodad[@]}" "${fwd[@]}" || return 1
+	done
+	for ((i = 1; i <= TOPO_BACKENDS; i++)); do
+		topo_sysctl "${TOPO_NS_BE[i]}" "${nodad[@]}" "${norp[@]}" \
+			net.ipv4.conf.all.arp_ignore=1 \
+			net.ipv4.conf.all.arp_announce=2 || return 1
+	done
 }
 
 # TOPO_DECAP=auto: the kernel's tunnel devices when it has them.
@@ -227,9 +249,9 @@ topo_pick_decap() {
 	auto) ;;
 	*) topo_err "TOPO_DECAP must be auto, kernel or xdp"; return 1 ;;
 	esac
-	topo_add_ns "$probe" || return 1
-	ip -n "$probe" link add xlbip4 type ipip external 2>/dev/null &&
-	ip -n "$probe" link add xlbip6 type ip6tnl external 2>/dev/null || ok=0
+	ip netns add "$probe" || return 1
+	printf 'link add xlbip4 type ipip external\nlink add xlbip6 type ip6tnl external\n' |
+		topo_batch "$probe" 2>/dev/null || ok=0
 	ip netns del "$probe"
 	if ((ok)); then
 		TOPO_DECAP=kernel
@@ -239,36 +261,24 @@ topo_pick_decap() {
 	fi
 }
 
-topo_mac() { ip -n "$1" -br link show dev "$2" | awk '{print $3}'; }
-
-# Static neighbours on the balancers for every backend: the datapath finds
-# next hops with bpf_fib_lookup, which does not resolve missing entries.
-topo_neighbours() {
-	local j k mac
-	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
-		mac=$(topo_mac "${TOPO_NS_BE[k]}" eth0)
-		for ((j = 1; j <= TOPO_BALANCERS; j++)); do
-			ip -n "${TOPO_NS_LB[j]}" neigh replace "${TOPO_BE4[k]}" \
-				lladdr "$mac" dev eth0 nud permanent &&
-			ip -n "${TOPO_NS_LB[j]}" -6 neigh replace "${TOPO_BE6[k]}" \
-				lladdr "$mac" dev eth0 nud permanent || return 1
-		done
-	done
-}
-
+# Each backend runs xlb-echo, which says "listening" once it is.
 topo_start_servers() {
-	local k try
+	local k try line out
 	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
 		topo_in "${TOPO_NS_BE[k]}" "$TOPO_BUILD/tests/xlb-echo" server \
 			"${TOPO_BE_NAME[k]}" --port "$TOPO_PORT" \
-			--udp-port "$TOPO_UDP_PORT" >/dev/null 2>&1 &
+			--udp-port "$TOPO_UDP_PORT" >"$TOPO_RUN/server-b$k" 2>&1 &
 	done
 	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
-		for ((try = 0; try < 100; try++)); do
-			[[ -n $(topo_in "${TOPO_NS_BE[k]}" ss -Hltn "sport = :$TOPO_PORT") ]] && break
+		out=$TOPO_RUN/server-b$k
+		for ((try = 0; try < 200; try++)); do
+			line=
+			read -r line <"$out"
+			[[ $line == listening* ]] && break
 			sleep 0.05
 		done
-		((try < 100)) || topo_err "server on ${TOPO_BE_NAME[k]} did not start" || return 1
+		[[ $line == listening* ]] ||
+			topo_err "server on ${TOPO_BE_NAME[k]} did not start: $line" || return 1
 	done
 }
 
@@ -298,7 +308,7 @@ topo_check() {
 }
 
 topo_up() {
-	local i
+	local i ns
 	topo_names
 	topo_check || return 1
 	# The run directory is the tag's lock: a second run with the same tag
@@ -312,11 +322,28 @@ topo_up() {
 	topo_pick_decap || return 1
 	topo_log "building $TOPO_PREFIX$TOPO_TAG-*: $TOPO_CLIENTS clients," \
 		 "$TOPO_BALANCERS balancer(s), $TOPO_BACKENDS backends"
-	topo_router || return 1
-	for ((i = 1; i <= TOPO_CLIENTS; i++)); do topo_client $i || return 1; done
-	for ((i = 1; i <= TOPO_BALANCERS; i++)); do topo_balancer $i || return 1; done
-	for ((i = 1; i <= TOPO_BACKENDS; i++)); do topo_backend $i || return 1; done
-	topo_neighbours && topo_start_servers
+	for ns in "$TOPO_NS_RT" "${TOPO_NS_CLIENT[@]}" "${TOPO_NS_LB[@]}" "${TOPO_NS_BE[@]}"; do
+		echo "netns add $ns"
+	done | ip -batch - || return 1
+	topo_sysctls || return 1
+	topo_router_batch | topo_batch "$TOPO_NS_RT" || return 1
+	# A NIC puts complete checksums on the wire; a veth hands over a
+	# locally made packet with its TCP/UDP checksum still to be filled in
+	# (CHECKSUM_PARTIAL), which XDP_TX would send on unfinished. The
+	# router's port towards each balancer finishes it in software.
+	for ((i = 1; i <= TOPO_BALANCERS; i++)); do
+		topo_in "$TOPO_NS_RT" ethtool -K lb$i tx off >/dev/null || return 1
+	done
+	for ((i = 1; i <= TOPO_CLIENTS; i++)); do
+		topo_client_batch $i | topo_batch "${TOPO_NS_CLIENT[i]}" || return 1
+	done
+	for ((i = 1; i <= TOPO_BALANCERS; i++)); do
+		topo_balancer_batch $i | topo_batch "${TOPO_NS_LB[i]}" || return 1
+	done
+	for ((i = 1; i <= TOPO_BACKENDS; i++)); do
+		topo_backend_batch $i | topo_batch "${TOPO_NS_BE[i]}" || return 1
+	done
+	topo_start_servers
 }
 
 # topo_pin_root J: the bpffs mount under which lb J's maps are pinned.
@@ -380,7 +407,7 @@ topo_down() {
 		mount | grep -q " $m type bpf" && umount "$m"
 		rmdir "$m"
 	done
-	rm -f "/run/xlb-topo/$TOPO_TAG/pins"
+	rm -f "/run/xlb-topo/$TOPO_TAG/pins" "/run/xlb-topo/$TOPO_TAG"/server-b*
 	rmdir "/run/xlb-topo/$TOPO_TAG" 2>/dev/null
 	TOPO_OWNED=0
 	return 0

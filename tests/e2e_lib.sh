@@ -14,6 +14,10 @@ TOPO_QUIET=1
 . "$XLB_TOP/scripts/traffic.sh"
 BAND=$BUILD/tests/binomial-band
 E2E_TMP=$(mktemp -d)
+
+# e2e_count_for N SMALL: N, or SMALL inside the vmtest VM (VMTEST=1), where
+# every packet is emulated and every process start is slow.
+e2e_count_for() { if [[ -n ${VMTEST:-} ]]; then echo "$2"; else echo "$1"; fi; }
 tl_on_exit "rm -rf '$E2E_TMP'"
 
 # e2e_up CASE: the topology (TOPO_* settings apply), removed at exit.
@@ -41,20 +45,21 @@ e2e_xlb() {
 
 # e2e_config CASE J BACKEND...: attach xlb to balancer J with ip link and
 # give it its VIPs (TCP and UDP, IPv4 and IPv6) with the listed backends
-# (numbers k of b<k>), all weight 1.
+# (numbers k of b<k>), all weight 1, in one `xlb apply`.
 e2e_config() {
-	local name=$1 j=$2 k v; shift 2
+	local name=$1 j=$2 k v conf; shift 2
 	if ! topo_attach "$j" >"$E2E_TMP/attach.log" 2>&1; then
 		tl_fail "$name" "attach: $(tr '\n' ' ' <"$E2E_TMP/attach.log")"
 		return 1
 	fi
-	e2e_xlb "$name" "$j" config set src4 "${TOPO_LB4[j]}" src6 "${TOPO_LB6[j]}" || return 1
-	for v in $(e2e_vips "$j"); do
-		e2e_xlb "$name" "$j" vip add "$v" || return 1
-		for k in "$@"; do
-			e2e_xlb "$name" "$j" backend add "$v" "$(traffic_be_addr "$v" "$k")" || return 1
-		done
-	done
+	conf=$(for v in $(e2e_vips "$j"); do
+		for k in "$@"; do echo "$v $(traffic_be_addr "$v" "$k")"; done
+	done | jq -R -s --arg src4 "${TOPO_LB4[j]}" --arg src6 "${TOPO_LB6[j]}" '
+		[split("\n")[] | select(length > 0) | split(" ")] as $pairs |
+		{ config: { src4: $src4, src6: $src6 },
+		  vips: [$pairs | group_by(.[0])[] |
+			 { vip: .[0][0], backends: [.[] | { addr: .[1], weight: 1 }] }] }')
+	e2e_xlb "$name" "$j" apply - <<<"$conf" >/dev/null
 }
 
 # The VIPs of balancer J: TCP and UDP, each family.

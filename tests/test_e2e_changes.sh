@@ -3,7 +3,8 @@
 #
 # End to end, backend changes under live connections. Long-lived TCP
 # connections (IPv4 from one client, IPv6 from the other) exchange a
-# message every 100 ms; one without an answer for a second has stalled.
+# message every 100 ms; one without an answer for a second (four in the
+# emulated vmtest VM) has stalled.
 #  - adding a backend, draining one (weight 0) and an `xlb apply` that
 #    reweights every backend: no connection resets, stalls or moves (the
 #    connection table keeps each on its backend); new connections follow
@@ -17,10 +18,11 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/e2e_lib.sh"
 
-HELD=48
-NEW=600
+HELD=$(e2e_count_for 48 16)
+NEW=$(e2e_count_for 600 150)
+STALL_MS=$(e2e_count_for 1000 4000)
 TOPO_BACKENDS=4
-HOLD=(-n "$HELD" --interval-ms 100 --stall-ms 1000)
+HOLD=(-n "$HELD" --interval-ms 100 --stall-ms "$STALL_MS")
 TRAFFIC_HOLD_PIDS=()
 
 e2e_up changes_topology || exit 1
@@ -58,7 +60,7 @@ start_holds() {
 	traffic_hold_start "$E2E_TMP/hold.$1-v6" 2 "$vip6" "${HOLD[@]}"
 }
 
-settle() { sleep 1.3; }	# more than one stall time
+settle() { sleep "$(awk -v ms="$STALL_MS" 'BEGIN { print ms / 1000 + 0.3 }')"; }
 
 # --- add, drain, reweight ---
 if ! start_holds a; then

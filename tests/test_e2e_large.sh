@@ -17,7 +17,7 @@ set -uo pipefail
 . "$(dirname "$0")/e2e_lib.sh"
 
 BYTES=10M
-PER_FAMILY=3
+PER_FAMILY=$(e2e_count_for 3 1)
 TOPO_BACKENDS=3
 
 # largest_frame: the longest frame (Ethernet header included) of the

@@ -12,7 +12,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/e2e_lib.sh"
 
-N=400
+N=$(e2e_count_for 400 100)
 TOPO_BALANCERS=2
 TOPO_BACKENDS=4
 
