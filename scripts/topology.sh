@@ -32,6 +32,16 @@
 # TOPO_MTU=1500, TOPO_ADVMSS=1 makes backends advertise an MSS small enough
 # for the overhead instead (what a network that cannot raise its MTU does).
 #
+# Decapsulation (TOPO_DECAP): auto takes the kernel's ipip and ip6tnl
+# devices in external mode where the kernel has them (Debian's kernels, the
+# vmtest VM), and build/decap.bpf.o on the backends' eth0 where it has not
+# (kernels built without CONFIG_NET_IPIP / CONFIG_IPV6_TUNNEL); kernel or
+# xdp force one.
+#
+# Names: namespaces are $TOPO_PREFIX$TOPO_TAG-{rt,c<i>,lb<j>,b<k>}; the tag
+# is random unless given, and /run/xlb-topo/TAG, created by topo_up, locks
+# it, so two runs never share or remove each other's namespaces.
+#
 # Maps: `ip link ... xdp obj` pins them by name under $mnt/tc/globals.
 #   TOPO_PIN=private (default): each balancer gets a bpffs of its own,
 #     mounted under /run/xlb-topo/TAG and named to iproute2 by TC_BPF_MNT,
