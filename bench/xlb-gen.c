@@ -19,7 +19,6 @@
 #include <net/if.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +37,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cli.h"
 #include "gen.skel.h"
 #include "pcap_flows.h"
 
@@ -95,29 +95,6 @@ struct gen_seq {
 };
 
 static volatile sig_atomic_t stop, alarmed;
-
-/* Errors and notes of the trace reader (loader/pcap_flows.c) and of this
- * tool: one line each on stderr. */
-void p_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "xlb-gen: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-void p_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static void usage(FILE *f)
 {
@@ -1008,6 +985,7 @@ int main(int argc, char **argv)
 	__u32 mtu = 0;
 	double secs = 0;
 
+	xlb_progname = "xlb-gen";
 	err = parse_args(argc, argv, &o);
 	if (err)
 		return EXIT_FAILURE;
