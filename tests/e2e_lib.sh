@@ -92,27 +92,29 @@ e2e_check_spread() {
 	if ((bad)); then tl_fail "$name" "spread outside the binomial band"; else tl_pass "$name"; fi
 }
 
-# e2e_capture_start NS DEV FILTER: capture (headers only) on DEV in NS
-# into $E2E_TMP/cap.pcap; returns once tcpdump is listening.
+# e2e_capture_start NAME NS DEV FILTER [TCPDUMP-OPTION...]: capture
+# (headers only) on DEV in NS into $E2E_TMP/NAME.pcap; returns once
+# tcpdump is listening (within 20 s: tcpdump starts slowly when emulated).
+declare -A E2E_CAP_PIDS
 e2e_capture_start() {
-	local ns=$1 dev=$2 filter=$3 try
-	: >"$E2E_TMP/cap.err"
-	nsenter --net="/run/netns/$ns" tcpdump -i "$dev" -n -s 128 --immediate-mode -U -w "$E2E_TMP/cap.pcap" \
-		"$filter" 2>"$E2E_TMP/cap.err" &
-	E2E_CAP_PID=$!
-	for ((try = 0; try < 100; try++)); do
-		grep -q 'listening on' "$E2E_TMP/cap.err" && return 0
+	local name=$1 ns=$2 dev=$3 filter=$4 try; shift 4
+	: >"$E2E_TMP/$name.err"
+	nsenter --net="/run/netns/$ns" tcpdump -i "$dev" -n -s 128 --immediate-mode \
+		-U -w "$E2E_TMP/$name.pcap" "$@" "$filter" 2>"$E2E_TMP/$name.err" &
+	E2E_CAP_PIDS[$name]=$!
+	for ((try = 0; try < 400; try++)); do
+		grep -q 'listening on' "$E2E_TMP/$name.err" && return 0
 		sleep 0.05
 	done
 	return 1
 }
 
-# e2e_capture_stop FILTER: stop the capture; prints how many of its
-# packets match FILTER.
+# e2e_capture_stop NAME [FILTER]: stop capture NAME (if it has not ended
+# by itself); prints how many of its packets match FILTER.
 e2e_capture_stop() {
-	kill -INT "$E2E_CAP_PID" 2>/dev/null
-	wait "$E2E_CAP_PID" 2>/dev/null
-	tcpdump -n -r "$E2E_TMP/cap.pcap" "$1" 2>/dev/null | wc -l
+	kill -INT "${E2E_CAP_PIDS[$1]}" 2>/dev/null
+	wait "${E2E_CAP_PIDS[$1]}" 2>/dev/null
+	tcpdump -n -r "$E2E_TMP/$1.pcap" ${2:+"$2"} 2>/dev/null | wc -l
 }
 
 # e2e_stat J NAME: the packet count of counter NAME in `xlb stats -j`.

@@ -26,7 +26,7 @@ e2e_up traffic_topology || exit 1
 e2e_config traffic_config 1 1 2 3 || exit 1
 vip4=${TOPO_VIP4[1]} vip6=${TOPO_VIP6[1]}
 
-e2e_capture_start "${TOPO_NS_LB[1]}" eth0 "src host $vip4 or src host $vip6 or udp port 9" ||
+e2e_capture_start dsr "${TOPO_NS_LB[1]}" eth0 "src host $vip4 or src host $vip6 or udp port 9" ||
 	tl_fail capture_started "tcpdump on the balancer did not start"
 fwd0=$(e2e_stat 1 forward)
 
@@ -75,8 +75,8 @@ udp_request_response 6 "$vip6" "[$vip6]:$TOPO_UDP_PORT/udp"
 # address, which xlb passes to the stack where the capture sees it.
 topo_in "${TOPO_NS_CLIENT[1]}" bash -c "echo control >/dev/udp/${TOPO_LB4[1]}/9"
 sleep 0.2
-from_vip=$(e2e_capture_stop "src host $vip4 or src host $vip6")
-control=$(tcpdump -n -r "$E2E_TMP/cap.pcap" "udp port 9" 2>/dev/null | wc -l)
+from_vip=$(e2e_capture_stop dsr "src host $vip4 or src host $vip6")
+control=$(tcpdump -n -r "$E2E_TMP/dsr.pcap" "udp port 9" 2>/dev/null | wc -l)
 echo "  capture on the balancer: $from_vip packets from a VIP, $control control packet(s)"
 tl_check replies_bypass_balancer test "$from_vip" -eq 0 -a "$control" -ge 1
 
