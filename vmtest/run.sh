@@ -15,10 +15,10 @@
 # lists.
 #
 # The VM sees the host's / read-only over virtio-9p under a tmpfs overlay
-# (vmtest/init.sh) and runs vmtest/guest.sh: the suite, then
-# bench/pktgen.sh. Its console is shown as it runs; the last line is the
-# suite's "N passed, N failed". Exit status 0 only when the suite ran and
-# nothing failed.
+# (vmtest/init.sh) and runs vmtest/guest.sh on a copy of the tree and build
+# taken at start: the suite less vmtest/host-only, then vmtest/test_*.sh.
+# Its console is shown as it runs; the last line is "N passed, N failed".
+# Exit status 0 only when the suite ran and nothing failed.
 #
 # Environment:
 #   VMTEST_TIMEOUT=S         kill the VM after S seconds (default 1200)
@@ -197,6 +197,22 @@ elif [[ -n $kernel_arg ]]; then
 		"and what vmtest/modules lists"
 fi
 
+# The VM runs a copy of the tree and its build taken now: a rebuild on the
+# host while the VM runs would change binaries under running tests (a
+# half-written one dies of SIGILL there).
+tree=$work/tree
+mkdir "$tree"
+tar -C "$top" --exclude=./.git --exclude="./${cache#"$top"/}" -cf - . | tar -C "$tree" -xf -
+# Tests find the shared captures beside the tree (../shared/pcaps).
+[[ ! -d $top/../shared ]] || ln -s "$(realpath "$top/../shared")" "$work/shared"
+if [[ $build == "$top"/* ]]; then
+	vm_build=$tree/${build#"$top"/}
+else
+	vm_build=$work/build
+	mkdir "$vm_build"
+	tar -C "$build" --exclude=./vmtest -cf - . | tar -C "$vm_build" -xf -
+fi
+
 # The initramfs: busybox, init.sh, the modules, and the settings init.sh
 # and guest.sh read.
 sq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
@@ -208,7 +224,7 @@ cp vmtest/init.sh "$initrd/init"
 chmod 0755 "$initrd/init"
 [[ -z $moddir ]] || cp -a "$moddir/lib" "$initrd/lib"
 {
-	echo "export XLB_TOP=$(sq "$top") BUILD=$(sq "$build")"
+	echo "export XLB_TOP=$(sq "$tree") BUILD=$(sq "$vm_build")"
 	echo "export VMTEST_BOOT_MODULES=$(sq "${boot_modules[*]}")"
 	echo "export HOME=/root TERM=dumb LANG=C.UTF-8"
 	for v in VMTEST_PATTERN VMTEST_PKTGEN_SECONDS ${!XLB_@}; do

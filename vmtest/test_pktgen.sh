@@ -26,7 +26,7 @@ TOPO_CLIENTS=1
 TOPO_BACKENDS=2
 e2e_up pktgen_topology || exit 1
 e2e_config pktgen_config 1 1 2 || exit 1
-mac=$(topo_mac "${TOPO_NS_LB[1]}" eth0)
+mac=$(ip -n "${TOPO_NS_LB[1]}" -br link show dev eth0 | awk '{ print $3 }')
 fwd0=$(e2e_stat 1 forward)
 if [[ ! $fwd0 =~ ^[0-9]+$ ]]; then
 	tl_fail pktgen_config "no forward counter from xlb stats -j"
