@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "xlb.h"
@@ -77,6 +78,25 @@ static int take_global_opts(int argc, char **argv)
 	return n;
 }
 
+/*
+ * Where `ip link ... xdp obj` pinned the maps when no --pin-dir is given.
+ * iproute2 pins XDP objects under /sys/fs/bpf/xdp/globals, which it makes a
+ * symlink to tc/ (so: tc/globals); but when libxdp created /sys/fs/bpf/xdp
+ * as a directory of its own first, iproute2 pins there instead.
+ */
+static void find_default_pin_dir(void)
+{
+	static const char xdp_dir[] = "/sys/fs/bpf/xdp/globals";
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", XLB_DEFAULT_PIN_DIR, XLB_MAP_CONFIG);
+	if (!access(path, F_OK))
+		return;
+	snprintf(path, sizeof(path), "%s/%s", xdp_dir, XLB_MAP_CONFIG);
+	if (!access(path, F_OK))
+		xlb_opts.pin_dir = xdp_dir;
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
@@ -86,6 +106,8 @@ int main(int argc, char **argv)
 	argv++;
 	if (argc < 0)
 		return EXIT_FAILURE;
+	if (!strcmp(xlb_opts.pin_dir, XLB_DEFAULT_PIN_DIR))
+		find_default_pin_dir();
 	if (argc == 0) {
 		usage(stderr);
 		return EXIT_FAILURE;

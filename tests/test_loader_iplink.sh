@@ -11,7 +11,10 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# iproute2 pins under xdp/globals: normally a symlink to tc/globals, but a
+# directory of its own when libxdp (xlb attach) made /sys/fs/bpf/xdp first.
 GLOBALS=/sys/fs/bpf/tc/globals
+[[ -d /sys/fs/bpf/xdp && ! -L /sys/fs/bpf/xdp ]] && GLOBALS=/sys/fs/bpf/xdp/globals
 MAPS="xlb_config xlb_vips xlb_tables xlb_backends xlb_vip_stats xlb_backend_stats xlb_stats xlb_conntrack"
 
 tl_require_root loader_iplink || exit 0
@@ -37,7 +40,7 @@ if ! tl_in "$NS" ip link set dev v0 xdpgeneric obj "$BUILD/xlb.bpf.o" sec xdp 2>
 	tl_fail iplink_attach "$(cat "$TMP/err")"
 	exit 1
 fi
-tl_check iplink_pins_maps_in_tc_globals test -e "$GLOBALS/xlb_vips" -a -e "$GLOBALS/xlb_tables"
+tl_check iplink_pins_maps_in_globals test -e "$GLOBALS/xlb_vips" -a -e "$GLOBALS/xlb_tables"
 
 x() { tl_in "$NS" "$XLB" "$@"; }
 x config set src4 198.51.100.1 &&
