@@ -8,7 +8,7 @@ packages=(
 	make gcc pkg-config clang llvm libbpf-dev bpftool libxdp-dev libelf-dev
 	zlib1g-dev libpcap-dev libjson-c-dev
 	# run, test and demo
-	iproute2 xdp-tools tcpdump tshark socat ethtool gnuplot-nox jq procps
+	iproute2 xdp-tools tcpdump tshark socat ethtool gnuplot-nox jq procps bc iputils-ping
 	# the datapath must also build and load with clang 19
 	clang-19
 	# vmtest: a 6.1 kernel under qemu
