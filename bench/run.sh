@@ -63,10 +63,13 @@ machine() {
 	echo "| memory | $(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) |"
 	echo "| kernel | Linux $(uname -r) ($(uname -m)) |"
 	echo "| compilers | ${clang:-clang: none} (BPF); $(cc --version | head -n1) (userspace) |"
-	echo "| date | $(date -u '+%Y-%m-%d %H:%M UTC') |"
-	echo "| load average at start | $(cut -d' ' -f1-3 /proc/loadavg) |"
+	echo "| date | $started |"
+	echo "| load average (1, 5, 15 min) | at the start $load_start; at the end $(cut -d' ' -f1-3 /proc/loadavg) |"
 }
 
+# Other work on the machine shows in the figures: say how busy it was.
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 status=0
 names=() results=() secs=()
 for b in "${benches[@]}"; do
