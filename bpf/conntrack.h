@@ -11,14 +11,14 @@
  * flows. Lookups take no lock; only new entries touch the LRU's lists, and
  * the rate cap below bounds how often.
  *
- * Per packet of a VIP, before the flow is hashed:
+ * Per packet, before the VIP lookup (xlb_ct_lookup() says why that is safe):
  * - an entry that has not timed out, whose backend may still take the flow
  *   (ct_entry.h: record in use, not being removed, same generation; a
  *   draining backend may): the flow goes there, and the entry is refreshed.
  *   The entry keeps the flow's hash too, so a hit needs no hashing;
- * - otherwise the flow is hashed, the VIP's table picks, and the entry
- *   records the choice: in place when the flow has a stale entry, else as
- *   a new entry;
+ * - otherwise, for a VIP's flow, the flow is hashed, the VIP's table picks,
+ *   and the entry records the choice: in place when the flow has a stale
+ *   entry, else as a new entry;
  * - a TCP SYN without ACK opens a new connection: it follows the table
  *   whatever entry its 5-tuple has (a reused port must not reach a
  *   draining backend). Any other packet creates an entry as well, so after
@@ -106,41 +106,46 @@ struct xlb_ct {
  * still take the flow: its record, with *backend_id and the flow's *hash
  * (kept in the entry: the outer IPv6 header's flow label is made of it).
  * NULL when the flow must go by the lookup table.
+ *
+ * This runs before the VIP lookup, which a hit does without: the entry was
+ * made for the VIP the flow belongs to, and a valid entry's backend (same
+ * generation, in use) still belongs to that VIP, since a backend record
+ * never changes VIP without a new generation and deleting a VIP deletes its
+ * backends. A packet of no VIP has no entry, so it only pays this lookup
+ * on its way to the kernel, which costs far more.
  */
 XLB_INLINE const struct xlb_backend *
-xlb_ct_lookup(struct xdp_md *ctx, const struct xlb_pkt *pkt,
-	      const struct xlb_vip *vip, const struct xlb_config *cfg,
+xlb_ct_lookup(const struct xlb_pkt *pkt, const struct xlb_config *cfg,
 	      struct xlb_ct *ct, __u32 *backend_id, __u64 *hash)
 {
-	__u64 bytes = ctx->data_end - ctx->data;
 	const struct xlb_backend *be;
 	struct xlb_ct_entry *e;
 
 	ct->entry = NULL;
 	if (XLB_CT_OFF())
 		return NULL;
-	ct->now = bpf_ktime_get_coarse_ns();
 	e = bpf_map_lookup_elem(&xlb_conntrack, &pkt->flow);
 	ct->entry = e;
 	if (!e || (pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK)) == XLB_TCP_SYN ||
 	    xlb_ct_expired(e, ct->now, xlb_ct_timeout_ns(cfg, pkt->flow.proto,
 							 e->flags)))
-		goto miss;
-	be = xlb_backend_get(e->backend_id, vip);
+		return NULL;
+	be = xlb_backend_record(e->backend_id);
 	if (!be || !xlb_ct_backend_usable(e, be))
-		goto miss;
+		return NULL;
 	*backend_id = e->backend_id;
 	*hash = e->hash;
+	/* Written only when they change (the coarse clock ticks every few
+	 * milliseconds): a packet that only reads the entry leaves its cache
+	 * line clean, and other CPUs keep their copies. */
 	if (!pkt->icmp_error) {
-		e->last_seen_ns = ct->now;
-		if (pkt->tcp_flags & (XLB_TCP_FIN | XLB_TCP_RST))
+		if (e->last_seen_ns != ct->now)
+			e->last_seen_ns = ct->now;
+		if ((pkt->tcp_flags & (XLB_TCP_FIN | XLB_TCP_RST)) &&
+		    !(e->flags & XLB_CT_F_CLOSING))
 			e->flags |= XLB_CT_F_CLOSING;
 	}
-	xlb_count(&xlb_stats, XLB_STAT_CT_HIT, bytes);
 	return be;
-miss:
-	xlb_count(&xlb_stats, XLB_STAT_CT_MISS, bytes);
-	return NULL;
 }
 
 /*

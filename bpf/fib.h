@@ -100,10 +100,10 @@ XLB_INLINE int xlb_fib_lookup(struct xdp_md *ctx, const struct xlb_backend *be,
 XLB_INLINE int xlb_nexthop(struct xdp_md *ctx, __u32 backend_id,
 			   const struct xlb_backend *be,
 			   const struct xlb_config *cfg, __u32 tot_len,
-			   __u8 inner_family, __u8 tos, struct xlb_nexthop *nh)
+			   __u8 inner_family, __u8 tos, __u64 now,
+			   struct xlb_nexthop *nh)
 {
 	struct xlb_fib_cache_entry *c;
-	__u64 now = bpf_ktime_get_coarse_ns();
 	int err;
 
 	c = bpf_map_lookup_elem(&xlb_fib_cache, &backend_id);

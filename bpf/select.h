@@ -54,15 +54,25 @@ XLB_INLINE int xlb_table_pick(const struct xlb_vip *vip, __u64 hash,
 	return 0;
 }
 
-/* The backend record, if it may receive this VIP's flows. */
-XLB_INLINE const struct xlb_backend *xlb_backend_get(__u32 backend_id,
-						     const struct xlb_vip *vip)
+/* The backend record of an id, if the id is in use. */
+XLB_INLINE const struct xlb_backend *xlb_backend_record(__u32 backend_id)
 {
 	const struct xlb_backend *be;
 
 	be = bpf_map_lookup_elem(&xlb_backends, &backend_id);
-	if (!be || !(be->flags & XLB_BE_F_IN_USE) || be->vip_id != vip->id ||
+	if (!be || !(be->flags & XLB_BE_F_IN_USE) ||
 	    (be->family != XLB_AF_INET && be->family != XLB_AF_INET6))
+		return NULL;
+	return be;
+}
+
+/* The backend record, if it may receive this VIP's flows. */
+XLB_INLINE const struct xlb_backend *xlb_backend_get(__u32 backend_id,
+						     const struct xlb_vip *vip)
+{
+	const struct xlb_backend *be = xlb_backend_record(backend_id);
+
+	if (!be || be->vip_id != vip->id)
 		return NULL;
 	return be;
 }

@@ -9,13 +9,19 @@
 
 enum xlb_stage {
 	XLB_STAGE_PARSE,	/* Ethernet to ports */
-	XLB_STAGE_VIP,		/* VIP and config lookups */
-	XLB_STAGE_CONNTRACK,	/* connection table lookup */
-	XLB_STAGE_HASH,		/* flow hash (a flow without entry) */
-	XLB_STAGE_TABLE,	/* table index and backend record, or the entry's */
+	XLB_STAGE_CONNTRACK,	/* config, clock, connection table lookup */
+	/* Only a flow without a valid entry goes through the next three. */
+	XLB_STAGE_VIP,		/* VIP lookup */
+	XLB_STAGE_HASH,		/* flow hash */
+	XLB_STAGE_TABLE,	/* table index, backend record, new entry */
 	XLB_STAGE_NEXTHOP,	/* FIB (cached) */
 	XLB_STAGE_ENCAP,	/* outer headers, the verdict: the whole path */
 	XLB_STAGE__COUNT,
 };
+
+/* The bytes bpf/xlb_bench.bpf.c's grow_bench puts in front of the frame,
+ * as an outer IPv4 header would: the next run's restore must take them
+ * off again, as after xlb's encapsulation. */
+#define XLB_BENCH_GROW_LEN	20
 
 #endif /* XLB_BPF_STAGES_H */

@@ -26,6 +26,7 @@
 
 XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 {
+	__u64 bytes = ctx->data_end - ctx->data, hash = 0;
 	const struct xlb_config *cfg;
 	const struct xlb_backend *be;
 	const struct xlb_vip *vip;
@@ -33,7 +34,6 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	struct xlb_nexthop nh;
 	__u32 zero = 0, tot_len;
 	struct xlb_ct ct;
-	__u64 hash = 0;
 	int err;
 
 	err = xlb_parse(ctx, &pkt);
@@ -41,22 +41,31 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 		return err;
 	XLB_STAGE_END(XLB_STAGE_PARSE);
 
-	vip = xlb_vip_lookup(&pkt.flow);
-	if (!vip)
-		return -XLB_STAT_PASS_NOT_VIP;
-	*vip_id = vip->id;
 	cfg = bpf_map_lookup_elem(&xlb_config, &zero);
-	if (!cfg || !(cfg->flags & XLB_CFG_F_INITIALIZED))
+	if (!cfg)
 		return -XLB_STAT_DROP_NO_CONFIG;
-	XLB_STAGE_END(XLB_STAGE_VIP);
+	/* One clock read serves the connection table and the FIB cache. */
+	ct.now = bpf_ktime_get_coarse_ns();
 
 	/* The backend: an established flow's is in the connection table,
-	 * with the flow's hash... */
-	be = xlb_ct_lookup(ctx, &pkt, vip, cfg, &ct, backend_id, &hash);
+	 * with the flow's hash, and the flow's VIP is its backend's... */
+	be = xlb_ct_lookup(&pkt, cfg, &ct, backend_id, &hash);
 	XLB_STAGE_END(XLB_STAGE_CONNTRACK);
-	if (!be) {
-		/* ...any other flow's, the VIP's table names for its hash,
-		 * and the connection table records it. */
+	if (be) {
+		*vip_id = be->vip_id;
+		xlb_count(&xlb_stats, XLB_STAT_CT_HIT, bytes);
+	} else {
+		/* ...any other flow of a VIP goes where the VIP's table says
+		 * for its hash, and the connection table records it. */
+		vip = xlb_vip_lookup(&pkt.flow);
+		if (!vip)
+			return -XLB_STAT_PASS_NOT_VIP;
+		*vip_id = vip->id;
+		if (!(cfg->flags & XLB_CFG_F_INITIALIZED))
+			return -XLB_STAT_DROP_NO_CONFIG;
+		if (!XLB_CT_OFF())
+			xlb_count(&xlb_stats, XLB_STAT_CT_MISS, bytes);
+		XLB_STAGE_END(XLB_STAGE_VIP);
 		hash = xlb_flow_hash(&pkt.flow, cfg->hash_key);
 		XLB_STAGE_END(XLB_STAGE_HASH);
 		err = xlb_table_pick(vip, hash, backend_id);
@@ -66,8 +75,8 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 		if (!be)
 			return -XLB_STAT_DROP_NO_BACKEND;
 		xlb_ct_record(ctx, &pkt, cfg, &ct, *backend_id, be, hash);
+		XLB_STAGE_END(XLB_STAGE_TABLE);
 	}
-	XLB_STAGE_END(XLB_STAGE_TABLE);
 
 	if (!xlb_outer_source_ok(be, cfg))
 		return -XLB_STAT_DROP_NO_SOURCE;
@@ -76,7 +85,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 		return -XLB_STAT_DROP_TOO_BIG;
 	/* Before the packet is touched: a pass must hand over the original. */
 	err = xlb_nexthop(ctx, *backend_id, be, cfg, tot_len, pkt.flow.family,
-			  pkt.tos, &nh);
+			  pkt.tos, ct.now, &nh);
 	if (err)
 		return err;
 	XLB_STAGE_END(XLB_STAGE_NEXTHOP);
