@@ -50,22 +50,31 @@ XLB_INLINE __u8 xlb_inner_proto(const struct xlb_pkt *pkt)
 /*
  * Outer IPv4: DF set (the MTU was checked against the route; with DF the
  * zero IP ID is valid, RFC 6864), TOS copied from the inner packet.
+ *
+ * The header is made as five 32-bit words in registers, the checksum
+ * summed from them, then stored: summing it back from the packet would
+ * read words just written in smaller pieces, which the CPU cannot forward
+ * from its store buffer and stalls on.
  */
 XLB_INLINE void xlb_write_ipv4(struct iphdr *iph, const struct xlb_pkt *pkt,
 			       const struct xlb_backend *be,
 			       const struct xlb_config *cfg)
 {
-	*(__u8 *)iph = 0x45;	/* version 4, IHL 5 */
-	iph->tos = pkt->tos;
-	iph->tot_len = bpf_htons(pkt->l3_len + sizeof(*iph));
-	iph->id = 0;
-	iph->frag_off = bpf_htons(XLB_IP_DF);
-	iph->ttl = XLB_OUTER_TTL;
-	iph->protocol = xlb_inner_proto(pkt);
-	iph->check = 0;
-	iph->saddr = cfg->src4;
-	iph->daddr = be->addr[0];
-	iph->check = xlb_csum_fold(xlb_csum_words5(iph));
+	__u32 *w = (__u32 *)iph;
+	__u32 w0, w1, w2;
+
+	/* version 4, IHL 5, TOS, total length | ID 0, DF | TTL, protocol,
+	 * checksum 0: in network order, as they lie in the packet. */
+	w0 = bpf_htonl(0x45U << 24 | (__u32)pkt->tos << 16 |
+		       (pkt->l3_len + sizeof(*iph)));
+	w1 = bpf_htonl(XLB_IP_DF);
+	w2 = bpf_htonl((__u32)XLB_OUTER_TTL << 24 | (__u32)xlb_inner_proto(pkt) << 16);
+	w[0] = w0;
+	w[1] = w1;
+	w[2] = w2;
+	w[3] = cfg->src4;
+	w[4] = be->addr[0];
+	iph->check = xlb_csum_fold((__u64)w0 + w1 + w2 + cfg->src4 + be->addr[0]);
 }
 
 /* Outer IPv6: traffic class copied, flow label from the flow hash so
