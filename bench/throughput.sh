@@ -49,9 +49,8 @@
 #   the balancer's CPU busy time counted (/proc/stat, its CPU): the CPU time
 #   per forwarded packet, and its inverse, the rate one CPU forwards busy
 #   all the time. Its ratio to the reflector's is the ratio of per-packet
-#   costs, without the overload. (On the development machine both ratios
-#   came out within a few percent of each other: overload is not what sets
-#   xlb apart from the reflector there.)
+#   costs, without what overload adds. (xlb-gen paces by waiting, not by
+#   dropping early frames, which would load that same lock.)
 #
 # The NAPI threads run at real-time priority (SCHED_FIFO 50): NAPI work
 # normally runs in softirq context, ahead of every task. The generator

@@ -19,9 +19,13 @@
  *
  * A rate is kept here rather than by xlb-gen: every test run with repeat
  * > 1 costs an RCU grace period, so userspace can only pace in coarse
- * bursts, which overflow the receiver's ring. The program instead sends a
- * frame when its time has come and drops (recycles) the others, so frames
- * leave evenly spaced however long the test run lasts.
+ * bursts, which overflow the receiver's ring. The program instead waits
+ * (bpf_loop) until a frame's time has come, so frames leave evenly spaced
+ * however long the test run lasts. It waits rather than drops the frames
+ * that come too early: a dropped frame goes back to the page pool, and
+ * once the pool's per-CPU cache is full, through the lock the receiving
+ * CPU takes to give back the frames it is done with, which would charge
+ * the receiver for the generator's pacing.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -71,13 +75,25 @@ struct {
 	__type(value, __u32);
 } gen_flow_seq SEC(".maps");
 
-/* Whether a frame may leave now; at most a batch's worth of frames (64)
- * may catch up on lost time, so a preempted run does not burst. */
+/* bpf_loop callback: stop once the next frame is due. */
+static long wait_due(__u64 i __attribute__((unused)),
+		     void *ctx __attribute__((unused)))
+{
+	return bpf_ktime_get_ns() >= next_ns;
+}
+
+/* Whether a frame may leave now, after waiting up to about a millisecond
+ * for its time; at most a batch's worth of frames (64) may catch up on
+ * lost time, so a preempted run does not burst. */
 static __always_inline int due(void)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 step = 1000000000ULL / rate;
 
+	if (now < next_ns) {
+		bpf_loop(1 << 16, wait_due, NULL, 0);
+		now = bpf_ktime_get_ns();
+	}
 	if (now < next_ns)
 		return 0;
 	if (now - next_ns > 64 * step)
