@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * xlb: XDP layer-4 load balancer. A packet for a VIP is parsed, hashed on
- * its flow, given the backend at hash mod M in the VIP's table,
- * encapsulated and sent towards that backend; anything else goes to the
- * kernel untouched. Each stage returns 0 or a negative reason (enum
- * xlb_stat) and xlb_account() counts exactly one outcome per packet.
+ * xlb: XDP layer-4 load balancer. A packet is parsed; an established
+ * flow's goes to the backend its connection-table entry names, any other
+ * packet for a VIP to the backend at its flow's hash mod M in the VIP's
+ * table; either is encapsulated and sent towards that backend. Anything
+ * else goes to the kernel untouched. Each stage returns 0 or a negative
+ * reason (enum xlb_stat) and xlb_account() counts exactly one outcome per
+ * packet.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
