@@ -20,6 +20,7 @@
  */
 #include <unistd.h>
 #include "bench_testrun.h"
+#include "ct_entry.h"
 #include "xlb_bench.skel.h"
 #include "../bpf/stages.h"
 
@@ -91,7 +92,7 @@ static int prime_entry(const struct variant *v)
 	e.gen = be.gen;
 	/* The datapath's clock: bpf_ktime_get_coarse_ns(). */
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	e.last_seen_ns = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	e.last_seen_ns = (__u64)ts.tv_sec * XLB_NS_PER_S + ts.tv_nsec;
 	return bpf_map__update_elem(v->skel->maps.xlb_conntrack, &f->flow,
 				    sizeof(f->flow), &e, sizeof(e), BPF_ANY) ? -errno : 0;
 }

@@ -416,12 +416,16 @@ read -r control_med _ <<< "$(stats "$TMP/v4_control" 1)"
 awk -v s="$swap_med" -v c="$control_med" 'BEGIN { if (c > 0)
 	printf "Table swaps against the control: %.2f of its rate.\n\n", s / c }'
 
+# stats_of FILE EXPR: stats of an awk expression of each line's columns,
+# rounded to a whole number.
+stats_of() {
+	awk "{ print int($2 + 0.5) }" "$1" > "$1.expr"
+	stats "$1.expr" 1
+}
+
 # capacity CONFIG: "median min max" of the paced runs' forwarded rate per
 # unit of the balancer's CPU busy.
-capacity() {
-	awk '$7 > 0 { print int($1 / $7) }' "$TMP/$1.paced" > "$TMP/$1.cap"
-	[[ -s $TMP/$1.cap ]] && stats "$TMP/$1.cap" 1 || echo "0 0 0"
-}
+capacity() { stats_of "$TMP/$1.paced" '($7 > 0 ? $1 / $7 : 0)'; }
 
 echo "### Paced: CPU time per packet"
 echo
@@ -439,9 +443,8 @@ for cfg in "${CONFIGS[@]}"; do
 	read -r cap lo hi <<< "$(capacity "$cfg")"
 	read -r off _ <<< "$(stats "$TMP/$cfg.paced" 2)"
 	read -r fwd _ <<< "$(stats "$TMP/$cfg.paced" 1)"
-	busy=$(cut -d' ' -f7 "$TMP/$cfg.paced" | sort -n | awk '{ v[NR] = $1 } END {
-		printf "%.0f%%", 100 * (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')
-	echo "| ${TITLE[$cfg]} | $(mpps "$off") | $(mpps "$fwd") | $busy |" \
+	read -r busy _ <<< "$(stats_of "$TMP/$cfg.paced" '100 * $7')"
+	echo "| ${TITLE[$cfg]} | $(mpps "$off") | $(mpps "$fwd") | $busy% |" \
 		"$(awk -v c="$cap" 'BEGIN { printf "%.0f", (c > 0 ? 1e9 / c : 0) }') |" \
 		"$(mpps "$cap") | $(mpps "$lo")–$(mpps "$hi") |" \
 		"$(awk -v c="$cap" -v r="$ref_cap" 'BEGIN { printf "%.2f", (r > 0 ? c / r : 0) }') |"

@@ -3,8 +3,9 @@
  * xlb-gen: a traffic generator for benchmarking xlb. It pushes TCP (SYNs
  * by default, or any flags) or UDP frames of many flows out of a device
  * with BPF_PROG_TEST_RUN's live-frames mode (kernel >= 5.18), the in-kernel
- * path xdp-trafficgen uses: the kernel builds a page pool of frames from one template and
- * transmits every frame the program (bpf/gen.bpf.c) returns XDP_TX for.
+ * path xdp-trafficgen uses: the kernel builds a page pool of frames from
+ * one template and transmits every frame the program (bpf/gen.bpf.c)
+ * returns XDP_TX for.
  * The program rewrites each frame's source address and port from a frame
  * counter, so one template gives as many flows as asked for.
  *

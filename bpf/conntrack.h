@@ -98,7 +98,7 @@ XLB_INLINE bool xlb_ct_may_insert(const struct xlb_config *cfg, __u64 now)
 /* What xlb_ct_lookup() found, for xlb_ct_record(). */
 struct xlb_ct {
 	struct xlb_ct_entry *entry;	/* the flow's stale entry, or NULL */
-	__u64 now;
+	__u64 now;			/* the packet's bpf_ktime_get_coarse_ns() */
 };
 
 /*
@@ -115,9 +115,11 @@ struct xlb_ct {
  * on its way to the kernel, which costs far more.
  */
 XLB_INLINE const struct xlb_backend *
-xlb_ct_lookup(const struct xlb_pkt *pkt, const struct xlb_config *cfg,
-	      struct xlb_ct *ct, __u32 *backend_id, __u64 *hash)
+xlb_ct_lookup(struct xdp_md *ctx, const struct xlb_pkt *pkt,
+	      const struct xlb_config *cfg, struct xlb_ct *ct,
+	      __u32 *backend_id, __u64 *hash)
 {
+	__u64 bytes = ctx->data_end - ctx->data;
 	const struct xlb_backend *be;
 	struct xlb_ct_entry *e;
 
@@ -145,7 +147,16 @@ xlb_ct_lookup(const struct xlb_pkt *pkt, const struct xlb_config *cfg,
 		    !(e->flags & XLB_CT_F_CLOSING))
 			e->flags |= XLB_CT_F_CLOSING;
 	}
+	xlb_count(&xlb_stats, XLB_STAT_CT_HIT, bytes);
 	return be;
+}
+
+/* Count a miss: called once the flow is known to be a VIP's, as a packet
+ * of no VIP is no concern of the connection table. */
+XLB_INLINE void xlb_ct_missed(struct xdp_md *ctx)
+{
+	if (!XLB_CT_OFF())
+		xlb_count(&xlb_stats, XLB_STAT_CT_MISS, ctx->data_end - ctx->data);
 }
 
 /*

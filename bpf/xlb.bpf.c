@@ -28,7 +28,6 @@
 
 XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 {
-	__u64 bytes = ctx->data_end - ctx->data, hash = 0;
 	const struct xlb_config *cfg;
 	const struct xlb_backend *be;
 	const struct xlb_vip *vip;
@@ -36,6 +35,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	struct xlb_nexthop nh;
 	__u32 zero = 0, tot_len;
 	struct xlb_ct ct;
+	__u64 hash = 0;
 	int err;
 
 	err = xlb_parse(ctx, &pkt);
@@ -51,11 +51,10 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 
 	/* The backend: an established flow's is in the connection table,
 	 * with the flow's hash, and the flow's VIP is its backend's... */
-	be = xlb_ct_lookup(&pkt, cfg, &ct, backend_id, &hash);
+	be = xlb_ct_lookup(ctx, &pkt, cfg, &ct, backend_id, &hash);
 	XLB_STAGE_END(XLB_STAGE_CONNTRACK);
 	if (be) {
 		*vip_id = be->vip_id;
-		xlb_count(&xlb_stats, XLB_STAT_CT_HIT, bytes);
 	} else {
 		/* ...any other flow of a VIP goes where the VIP's table says
 		 * for its hash, and the connection table records it. */
@@ -65,8 +64,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 		*vip_id = vip->id;
 		if (!(cfg->flags & XLB_CFG_F_INITIALIZED))
 			return -XLB_STAT_DROP_NO_CONFIG;
-		if (!XLB_CT_OFF())
-			xlb_count(&xlb_stats, XLB_STAT_CT_MISS, bytes);
+		xlb_ct_missed(ctx);
 		XLB_STAGE_END(XLB_STAGE_VIP);
 		hash = xlb_flow_hash(&pkt.flow, cfg->hash_key);
 		XLB_STAGE_END(XLB_STAGE_HASH);
