@@ -29,7 +29,7 @@ WARN       := -Wall -Wextra -Werror
 CFLAGS     ?= -O2 -g
 XLB_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iloader -I$(BUILD) -MMD -MP
 LDLIBS     := -lxdp -lbpf -lpcap -ljson-c -lelf -lz -lm
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 $(WARN) -Iinclude -Ibpf \
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 $(WARN) -Iinclude -Ibpf \
               -I$(ARCH_INCLUDE) -MMD -MP
 
 BPF_SRCS    := $(wildcard bpf/*.bpf.c)

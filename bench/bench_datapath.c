@@ -20,6 +20,7 @@
  */
 #include <unistd.h>
 #include "bench_testrun.h"
+#include "conntrack_map.h"
 #include "ct_entry.h"
 #include "xlb_bench.skel.h"
 #include "../bpf/stages.h"
@@ -80,21 +81,26 @@ static int prime_entry(const struct variant *v)
 {
 	const struct frame *f = &frames[v->frame];
 	struct xlb_ct_entry e = { 0 };
+	struct xlb_config cfg;
 	struct xlb_backend be;
+	__u32 id, zero = 0;
 	struct timespec ts;
 	__u64 hash;
 
-	e.backend_id = dp_model_backend(&base_fx, f->vip, &f->flow, &hash);
+	id = dp_model_backend(&base_fx, f->vip, &f->flow, &hash);
+	e.backend_id = id;
 	e.hash = (__u32)hash;
-	if (bpf_map__lookup_elem(v->skel->maps.xlb_backends, &e.backend_id,
-				 sizeof(e.backend_id), &be, sizeof(be), 0))
+	if (bpf_map__lookup_elem(v->skel->maps.xlb_backends, &id, sizeof(id),
+				 &be, sizeof(be), 0) ||
+	    bpf_map__lookup_elem(v->skel->maps.xlb_config, &zero, sizeof(zero),
+				 &cfg, sizeof(cfg), 0))
 		return -errno;
 	e.gen = be.gen;
 	/* The datapath's clock: bpf_ktime_get_coarse_ns(). */
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	e.last_seen_ns = (__u64)ts.tv_sec * XLB_NS_PER_S + ts.tv_nsec;
-	return bpf_map__update_elem(v->skel->maps.xlb_conntrack, &f->flow,
-				    sizeof(f->flow), &e, sizeof(e), BPF_ANY) ? -errno : 0;
+	return xlb_ct_insert(bpf_map__fd(v->skel->maps.xlb_conntrack),
+			     cfg.ct_seed, &f->flow, &e);
 }
 
 /* bpf/reflector.bpf.c as it is: the reference without the restore. */

@@ -3,13 +3,23 @@
  * The connection table: the backend each flow went to, so that a change of
  * the backend set moves no established flow.
  *
- * xlb_conntrack (maps.h) is one LRU hash shared by all CPUs, keyed by the
- * flow. Shared rather than per CPU: when RSS sends a flow to another CPU
- * (an indirection table change, a queue count change, a second NIC), the
- * flow still finds its entry; the capacity serves all CPUs however unevenly
- * RSS spreads flows; and one table lets `xlb show` count each backend's
- * flows. Lookups take no lock; only new entries touch the LRU's lists, and
- * the rate cap below bounds how often.
+ * xlb_conntrack (maps.h) is one table shared by all CPUs. Shared rather
+ * than per CPU: when RSS sends a flow to another CPU (an indirection table
+ * change, a queue count change, a second NIC), the flow still finds its
+ * entry; the capacity serves all CPUs however unevenly RSS spreads flows;
+ * and one table lets `xlb show` count each backend's flows.
+ *
+ * It is set-associative, in an array: a flow's entry lives in one of the
+ * XLB_CT_WAYS slots of the set that a cheap keyed hash of the flow picks
+ * (include/ct_entry.h). A lookup is a few inlined array accesses and key
+ * compares within one page, with no call and no lock. The kernel's LRU
+ * hash, used before, cost a call, a hash of the 40-byte key and a walk of
+ * a bucket whose elements lie on other pages, a TLB and a cache miss
+ * each. The price: a set can fill while the table has room. A new flow
+ * then takes the slot whose entry matters least: an empty one, else one
+ * timed out, else the longest idle of the entries that never saw a second
+ * packet, else the longest idle (counted ct_evict: the table or its sets
+ * are too full; README, Connection tracking).
  *
  * Per packet, before the VIP lookup (xlb_ct_lookup() says why that is safe):
  * - an entry that has not timed out, whose backend may still take the flow
@@ -18,7 +28,7 @@
  *   The entry keeps the flow's hash too, so a hit needs no hashing;
  * - otherwise, for a VIP's flow, the flow is hashed, the VIP's table picks,
  *   and the entry records the choice: in place when the flow has a stale
- *   entry, else as a new entry;
+ *   entry, else in a slot of its set;
  * - a TCP SYN without ACK opens a new connection: it follows the table
  *   whatever entry its 5-tuple has (a reused port must not reach a
  *   draining backend). Any other packet creates an entry as well, so after
@@ -29,16 +39,29 @@
  * - an ICMP error quoting a flow goes to the flow's backend (a draining one
  *   gets its path-MTU errors) but neither creates nor refreshes an entry.
  *
+ * Concurrency: each slot is a seqlock. A writer (a new entry, an entry
+ * replaced, a flag set) takes the slot by moving its even seq to odd with
+ * a compare-and-swap, writes, and releases it at the next even value; a
+ * CPU that loses the race leaves the slot alone. A reader reads seq, the
+ * key and the entry, then seq again, and trusts what it read only if seq
+ * was even and unchanged: otherwise the packet goes by the lookup table,
+ * which is where its entry sends it anyway unless the backends changed at
+ * that very instant. The order of those plain loads and stores is the
+ * program order on x86, whose memory model orders loads with loads and
+ * stores with stores; compiler barriers keep that order in the code. The
+ * refresh of last_seen_ns is a lone 8-byte store outside the lock: should
+ * the slot change hands in between, the new entry is refreshed to a time
+ * of about when it was written anyway. Two CPUs may also both insert one
+ * new flow, in two slots of its set: both name the same backend, and the
+ * lookup finds the first; the other times out unused.
+ *
  * Flood protection: each CPU creates at most ct_rate_limit new entries per
  * second (a counter per one-second window). Beyond that a flow goes by the
- * table without an entry (counted ct_bypass), so a flood of new flows
- * cannot push the established ones out of the LRU; a bypassed flow still
- * reaches the table's backend, and gets an entry on a later packet.
- *
- * Entries are written through the looked-up pointer, as the LRU hands out
- * preallocated elements: should the LRU evict and reuse the element in the
- * instant between lookup and write (possible only when every other entry
- * was used more recently), another flow's entry would be overwritten.
+ * table without an entry (counted ct_bypass, as is an insertion that lost
+ * a slot to another CPU), so a flood of new flows cannot churn the table;
+ * a bypassed flow still reaches the table's backend, and gets an entry on
+ * a later packet. And what a flood does insert evicts only one-packet
+ * entries while a set has any.
  */
 #ifndef XLB_BPF_CONNTRACK_H
 #define XLB_BPF_CONNTRACK_H
@@ -95,11 +118,63 @@ XLB_INLINE bool xlb_ct_may_insert(const struct xlb_config *cfg, __u64 now)
 	return true;
 }
 
+#define XLB_READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
+#define XLB_WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
+#define xlb_barrier()		asm volatile("" ::: "memory")
+
+/* Slots of xlb_conntrack less one. `xlb attach` sets it with the map's
+ * size; the default matches the map's default, which `ip link` loads. */
+const volatile __u32 xlb_ct_mask = XLB_CT_DEFAULT_SIZE - 1;
+
 /* What xlb_ct_lookup() found, for xlb_ct_record(). */
 struct xlb_ct {
-	struct xlb_ct_entry *entry;	/* the flow's stale entry, or NULL */
+	struct xlb_ct_slot *slot;	/* the flow's stale entry, or NULL */
+	__u32 seq;			/* slot's seq when it was read */
+	__u32 set;			/* the set's first slot */
 	__u64 now;			/* the packet's bpf_ktime_get_coarse_ns() */
 };
+
+XLB_INLINE struct xlb_ct_slot *xlb_ct_slot_at(__u32 i)
+{
+	return bpf_map_lookup_elem(&xlb_conntrack, &i);
+}
+
+/* Does the slot hold flow f? The ports and the source's first word tell
+ * most other flows apart; the other three words only then. */
+XLB_INLINE bool xlb_ct_holds(const struct xlb_ct_slot *s,
+			     const struct xlb_flow *f)
+{
+	const xlb_ct_word *a = (const xlb_ct_word *)&s->flow;
+	const xlb_ct_word *b = (const xlb_ct_word *)f;
+
+	if ((a[4] ^ b[4]) | (a[0] ^ b[0]))
+		return false;
+	return !((a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]));
+}
+
+/* Take slot s, last seen at seq, for writing: false if another CPU has
+ * changed or taken it since. */
+XLB_INLINE bool xlb_ct_lock(struct xlb_ct_slot *s, __u32 seq)
+{
+	return !(seq & 1) &&
+	       __sync_val_compare_and_swap(&s->e.seq, seq, seq + 1) == seq;
+}
+
+XLB_INLINE void xlb_ct_unlock(struct xlb_ct_slot *s, __u32 seq)
+{
+	xlb_barrier();
+	XLB_WRITE_ONCE(s->e.seq, seq + 2);
+}
+
+/* Set flags on the entry a hit found (at seq), once. */
+XLB_INLINE void xlb_ct_flag(struct xlb_ct_slot *s, __u32 seq, __u16 flags)
+{
+	if (!xlb_ct_lock(s, seq))
+		return;
+	xlb_barrier();
+	s->e.flags = flags;
+	xlb_ct_unlock(s, seq);
+}
 
 /*
  * The backend the connection table holds for the packet's flow, if it may
@@ -119,33 +194,57 @@ xlb_ct_lookup(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 	      const struct xlb_config *cfg, struct xlb_ct *ct,
 	      __u32 *backend_id, __u64 *hash)
 {
-	__u64 bytes = ctx->data_end - ctx->data;
+	__u64 bytes = xlb_frame_len(ctx);
 	const struct xlb_backend *be;
-	struct xlb_ct_entry *e;
+	struct xlb_ct_slot *s = NULL;
+	struct xlb_ct_entry e;
+	__u32 w, seq = 0;
+	__u16 flags;
 
-	ct->entry = NULL;
+	ct->slot = NULL;
+	ct->seq = 0;
+	ct->set = 0;
 	if (XLB_CT_OFF())
 		return NULL;
-	e = bpf_map_lookup_elem(&xlb_conntrack, &pkt->flow);
-	ct->entry = e;
-	if (!e || (pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK)) == XLB_TCP_SYN ||
-	    xlb_ct_expired(e, ct->now, xlb_ct_timeout_ns(cfg, pkt->flow.proto,
-							 e->flags)))
+	ct->set = xlb_ct_set_of(&pkt->flow, cfg->ct_seed, xlb_ct_mask);
+#pragma clang loop unroll(full)
+	for (w = 0; w < XLB_CT_WAYS; w++) {
+		s = xlb_ct_slot_at(ct->set + w);
+		if (!s)
+			return NULL;
+		seq = XLB_READ_ONCE(s->e.seq);
+		xlb_barrier();
+		if (!(seq & 1) && xlb_ct_holds(s, &pkt->flow))
+			goto found;
+	}
+	return NULL;
+found:
+	e = s->e;
+	xlb_barrier();
+	if (XLB_READ_ONCE(s->e.seq) != seq)
 		return NULL;
-	be = xlb_backend_record(e->backend_id);
-	if (!be || !xlb_ct_backend_usable(e, be))
+	ct->slot = s;
+	ct->seq = seq;
+	if ((pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK)) == XLB_TCP_SYN ||
+	    xlb_ct_expired(&e, ct->now, xlb_ct_timeout_ns(cfg, pkt->flow.proto,
+							  e.flags)))
 		return NULL;
-	*backend_id = e->backend_id;
-	*hash = e->hash;
+	be = xlb_backend_record(e.backend_id);
+	if (!be || !xlb_ct_backend_usable(&e, be))
+		return NULL;
+	*backend_id = e.backend_id;
+	*hash = e.hash;
 	/* Written only when they change (the coarse clock ticks every few
 	 * milliseconds): a packet that only reads the entry leaves its cache
 	 * line clean, and other CPUs keep their copies. */
 	if (!pkt->icmp_error) {
-		if (e->last_seen_ns != ct->now)
-			e->last_seen_ns = ct->now;
-		if ((pkt->tcp_flags & (XLB_TCP_FIN | XLB_TCP_RST)) &&
-		    !(e->flags & XLB_CT_F_CLOSING))
-			e->flags |= XLB_CT_F_CLOSING;
+		if (e.last_seen_ns != ct->now)
+			XLB_WRITE_ONCE(s->e.last_seen_ns, ct->now);
+		flags = e.flags | XLB_CT_F_ESTABLISHED;
+		if (pkt->tcp_flags & (XLB_TCP_FIN | XLB_TCP_RST))
+			flags |= XLB_CT_F_CLOSING;
+		if (flags != e.flags)
+			xlb_ct_flag(s, seq, flags);
 	}
 	xlb_count(&xlb_stats, XLB_STAT_CT_HIT, bytes);
 	return be;
@@ -156,39 +255,83 @@ xlb_ct_lookup(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 XLB_INLINE void xlb_ct_missed(struct xdp_md *ctx)
 {
 	if (!XLB_CT_OFF())
-		xlb_count(&xlb_stats, XLB_STAT_CT_MISS, ctx->data_end - ctx->data);
+		xlb_count(&xlb_stats, XLB_STAT_CT_MISS, xlb_frame_len(ctx));
+}
+
+/* How much the entry in slot s matters, lowest first: empty, timed out,
+ * one packet only, established; within a class, the longest idle first. */
+XLB_INLINE __u64 xlb_ct_worth(const struct xlb_ct_slot *s,
+			      const struct xlb_config *cfg, __u64 now)
+{
+	__u64 class;
+
+	if (!s->flow.family)
+		return 0;
+	if (xlb_ct_expired(&s->e, now, xlb_ct_timeout_ns(cfg, s->flow.proto,
+							 s->e.flags)))
+		class = 1;
+	else if (!(s->e.flags & XLB_CT_F_ESTABLISHED))
+		class = 2;
+	else
+		class = 3;
+	/* last_seen_ns >> 8 < 2^56 */
+	return class << 56 | s->e.last_seen_ns >> 8;
 }
 
 /*
  * Record the lookup table's choice for the flow: over its stale entry, or
- * as a new entry when the rate cap allows. ICMP errors record nothing.
+ * in the slot of its set whose entry matters least, when the rate cap
+ * allows a new entry. ICMP errors record nothing.
  */
 XLB_INLINE void xlb_ct_record(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 			      const struct xlb_config *cfg,
 			      const struct xlb_ct *ct, __u32 backend_id,
 			      const struct xlb_backend *be, __u64 hash)
 {
-	__u64 bytes = ctx->data_end - ctx->data;
-	struct xlb_ct_entry fresh = {
-		.backend_id = backend_id,
-		.gen = be->gen,
-		.last_seen_ns = ct->now,
-		.flags = pkt->tcp_flags & (XLB_TCP_FIN | XLB_TCP_RST) ?
-			 XLB_CT_F_CLOSING : 0,
-		.hash = hash,
-	};
+	__u64 bytes = xlb_frame_len(ctx), worth, least = ~0ULL;
+	struct xlb_ct_slot *s = ct->slot, *cand;
+	__u32 w, seq = ct->seq;
 
 	if (XLB_CT_OFF() || pkt->icmp_error)
 		return;
-	if (ct->entry) {
-		*ct->entry = fresh;
-	} else if (!xlb_ct_may_insert(cfg, ct->now)) {
+	if (!s) {
+		if (!xlb_ct_may_insert(cfg, ct->now)) {
+			xlb_count(&xlb_stats, XLB_STAT_CT_BYPASS, bytes);
+			return;
+		}
+#pragma clang loop unroll(full)
+		for (w = 0; w < XLB_CT_WAYS; w++) {
+			cand = xlb_ct_slot_at(ct->set + w);
+			if (!cand)
+				return;
+			worth = xlb_ct_worth(cand, cfg, ct->now);
+			if (worth < least) {
+				least = worth;
+				s = cand;
+			}
+		}
+		if (!s)
+			return;
+		seq = XLB_READ_ONCE(s->e.seq);
+	}
+	if (!xlb_ct_lock(s, seq)) {
 		xlb_count(&xlb_stats, XLB_STAT_CT_BYPASS, bytes);
 		return;
-	} else if (bpf_map_update_elem(&xlb_conntrack, &pkt->flow, &fresh,
-				       BPF_ANY)) {
-		return;
 	}
+	xlb_barrier();
+	if (!ct->slot) {
+		/* Live entries are worth 2 << 56 and more. */
+		if (least >> 56 >= 2)
+			xlb_count(&xlb_stats, XLB_STAT_CT_EVICT, bytes);
+		s->flow = pkt->flow;
+	}
+	s->e.backend_id = backend_id;
+	s->e.flags = pkt->tcp_flags & (XLB_TCP_FIN | XLB_TCP_RST) ?
+		     XLB_CT_F_CLOSING : 0;
+	s->e.gen = be->gen;
+	s->e.last_seen_ns = ct->now;
+	s->e.hash = hash;
+	xlb_ct_unlock(s, seq);
 	xlb_count(&xlb_stats, XLB_STAT_CT_INSERT, bytes);
 }
 

@@ -86,18 +86,21 @@ struct {
 } xlb_stats SEC(".maps");
 
 /*
- * The connection table (bpf/conntrack.h): flow -> backend, one LRU hash
- * shared by all CPUs, so a flow that RSS moves to another CPU keeps its
- * entry and `xlb show` counts every flow once. 128 bytes of kernel memory
- * per entry, all allocated when the map is made (README: Connection
- * tracking); `xlb attach` sizes it from the conntrack-size setting,
- * `ip link ... xdp obj` makes it with this default.
+ * The connection table (bpf/conntrack.h): flow -> backend, a set-associative
+ * table in one array shared by all CPUs, so a flow that RSS moves to another
+ * CPU keeps its entry and `xlb show` counts every flow once. 64 bytes of
+ * kernel memory per entry, all allocated when the map is made (README:
+ * Connection tracking). Mmapable for its layout: the kernel then places the
+ * values at a page boundary, so every slot is one cache line and every set
+ * lies within one page. `xlb attach` sizes it from the conntrack-size
+ * setting, `ip link ... xdp obj` makes it with this default.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, XLB_CT_DEFAULT_SIZE);
-	__type(key, struct xlb_flow);
-	__type(value, struct xlb_ct_entry);
+	__type(key, __u32);
+	__type(value, struct xlb_ct_slot);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xlb_conntrack SEC(".maps");
 

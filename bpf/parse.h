@@ -395,9 +395,15 @@ XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
 	return -XLB_STAT_PASS_NOT_VIP;
 }
 
-/* Fill pkt from the frame; 0 or a negative enum xlb_stat reason. pkt must
- * come zeroed (IPv4 flows keep address words 1..3 and ports zero). */
-XLB_INLINE int xlb_parse(struct xdp_md *ctx, struct xlb_pkt *pkt)
+/*
+ * Fill pkt from the frame; 0 or a negative enum xlb_stat reason. pkt must
+ * come zeroed (IPv4 flows keep address words 1..3 and ports zero).
+ *
+ * A function of its own (a BPF-to-BPF call, a few instructions): inlined,
+ * its many exits' reasons share registers with the rest of the program,
+ * and the compilers spill them to stack slots beyond the 512-byte limit.
+ */
+static __noinline int xlb_parse(struct xdp_md *ctx, struct xlb_pkt *pkt)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;

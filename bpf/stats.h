@@ -16,6 +16,15 @@
 #define XLB_INLINE static inline __attribute__((always_inline))
 #endif
 
+/* The frame's length, for byte counters. Read as pointers: with 32-bit
+ * subregisters (-mcpu=v3) the compiler may otherwise keep ctx->data as a
+ * 32-bit value and spill it in 4 bytes, which the verifier refuses for a
+ * packet pointer. */
+XLB_INLINE __u64 xlb_frame_len(const struct xdp_md *ctx)
+{
+	return (__u64)((char *)(long)ctx->data_end - (char *)(long)ctx->data);
+}
+
 XLB_INLINE void xlb_count(void *map, __u32 key, __u64 bytes)
 {
 	struct xlb_counter *c = bpf_map_lookup_elem(map, &key);

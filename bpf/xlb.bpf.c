@@ -103,7 +103,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 
 XLB_INLINE int xlb_run(struct xdp_md *ctx)
 {
-	__u64 bytes = ctx->data_end - ctx->data;
+	__u64 bytes = xlb_frame_len(ctx);
 	__u32 vip_id = 0, backend_id = 0;
 	int ret;
 

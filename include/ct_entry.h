@@ -12,6 +12,33 @@
 #include "xlb.h"
 
 #define XLB_NS_PER_S	1000000000ULL
+
+/* Words of a flow, read as such (struct xlb_flow is 8-byte aligned). */
+typedef __u64 __attribute__((may_alias)) xlb_ct_word;
+
+/*
+ * The first slot of the flow's set in a table of mask + 1 slots (a power
+ * of two, at least XLB_CT_WAYS), for the connection table's seed: a keyed
+ * multiply-add hash of the flow's five words, a few instructions where
+ * SipHash would cost an established flow's packet 15 ns. It only spreads
+ * flows over sets; a sender who could aim flows at one set would evict
+ * little but other one-packet flows there (bpf/conntrack.h), and only as
+ * fast as the insertion cap allows.
+ */
+static inline __u32 xlb_ct_set_of(const struct xlb_flow *f, __u32 seed,
+				  __u32 mask)
+{
+	const xlb_ct_word *w = (const xlb_ct_word *)f;
+	__u64 k = (seed | 1ULL << 32) * 0x9e3779b97f4a7c15ULL;
+	__u64 h = (w[0] ^ k) * 0x9e3779b97f4a7c15ULL +
+		  (w[1] ^ k) * 0xc2b2ae3d27d4eb4fULL +
+		  (w[2] ^ k) * 0x165667b19e3779f9ULL +
+		  (w[3] ^ k) * 0xd6e8feb86659fd93ULL +
+		  (w[4] ^ k) * 0xff51afd7ed558ccdULL;
+
+	/* The high bits mix best; 26 cover XLB_CT_MAX_SIZE. */
+	return (__u32)(h >> 38) & mask & ~(__u32)(XLB_CT_WAYS - 1);
+}
 #define XLB_CT_IPPROTO_TCP 6	/* <linux/in.h> and <netinet/in.h> clash */
 
 /* Idle time after which an entry of a flow of proto counts as gone. */

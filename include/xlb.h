@@ -60,8 +60,8 @@ struct xlb_flow {
 	__be16 dport;
 	__u8 proto;
 	__u8 family;		/* enum xlb_family */
-	__u8 pad[2];
-};
+	__u8 pad[2];		/* zero */
+} __attribute__((aligned(8)));	/* hashed and compared as five words */
 XLB_STATIC_ASSERT(sizeof(struct xlb_flow) == 40, "xlb_flow layout");
 
 /* Key of the VIP map: address, port, protocol. */
@@ -136,12 +136,15 @@ struct xlb_config {
 	__u32 tcp_closing_timeout_s; /* TCP idle timeout once a FIN or RST passed */
 	__u32 ct_size;		/* entries of xlb_conntrack, applied by the next
 				 * `xlb attach` (the datapath does not read it) */
-	__u32 pad;
+	__u32 ct_seed;		/* keys the connection table's set hash: random,
+				 * set once by the loader and kept, unlike the
+				 * flow hash seed, so entries outlive a reseed */
 };
 XLB_STATIC_ASSERT(sizeof(struct xlb_config) == 64, "xlb_config layout");
 
 /* Connection-table defaults, used where the setting is 0. */
 #define XLB_CT_DEFAULT_SIZE		262144	/* entries of xlb_conntrack */
+/* Sizes are powers of two, so that a flow's set is a mask of its hash. */
 #define XLB_CT_MIN_SIZE			1024
 #define XLB_CT_MAX_SIZE			67108864
 #define XLB_CT_UDP_TIMEOUT_S		30
@@ -152,18 +155,36 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_config) == 64, "xlb_config layout");
 /* Connection-table entry flags. */
 #define XLB_CT_F_CLOSING	(1U << 0)	/* a FIN or RST passed: the TCP
 						 * closing timeout applies */
+#define XLB_CT_F_ESTABLISHED	(1U << 1)	/* a later packet hit the entry:
+						 * a flood's one-packet flows are
+						 * evicted before it */
 
-/* Connection-table entry (xlb_conntrack, keyed by struct xlb_flow): which
- * backend a flow went to, and when it was last seen. */
+/* Ways of a set of the connection table (bpf/conntrack.h): a flow's entry
+ * is in one of the XLB_CT_WAYS slots of the set its hash picks. */
+#define XLB_CT_WAYS		8
+
+/* Connection-table entry: which backend a flow went to, and when it was
+ * last seen. */
 struct xlb_ct_entry {
-	__u32 backend_id;
+	__u16 backend_id;
+	__u16 flags;		/* XLB_CT_F_* */
 	__u32 gen;		/* xlb_backend.gen at the time of the choice */
 	__u64 last_seen_ns;	/* bpf_ktime_get_coarse_ns(): CLOCK_MONOTONIC */
-	__u32 flags;		/* XLB_CT_F_* */
 	__u32 hash;		/* the flow hash's low half: the outer IPv6
 				 * flow label, without hashing again */
+	__u32 seq;		/* even: stable; odd: a CPU is rewriting the
+				 * slot (bpf/conntrack.h) */
 };
 XLB_STATIC_ASSERT(sizeof(struct xlb_ct_entry) == 24, "xlb_ct_entry layout");
+XLB_STATIC_ASSERT(XLB_MAX_BACKENDS <= 65536, "backend ids fit xlb_ct_entry");
+
+/* A slot of xlb_conntrack: one cache line. A slot whose flow has family 0
+ * is empty. */
+struct xlb_ct_slot {
+	struct xlb_flow flow;
+	struct xlb_ct_entry e;
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_ct_slot) == 64, "xlb_ct_slot layout");
 
 /* A packet/byte counter; per-CPU maps hold one per CPU. */
 struct xlb_counter {
@@ -194,7 +215,8 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_counter) == 16, "xlb_counter layout");
 	X(CT_HIT,		"ct_hit")				\
 	X(CT_MISS,		"ct_miss")				\
 	X(CT_INSERT,		"ct_insert")				\
-	X(CT_BYPASS,		"ct_bypass")
+	X(CT_BYPASS,		"ct_bypass")				\
+	X(CT_EVICT,		"ct_evict")
 
 #define XLB_STAT_ENUM(name, str) XLB_STAT_##name,
 enum xlb_stat {

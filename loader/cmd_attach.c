@@ -149,6 +149,7 @@ int do_attach(int argc, char **argv)
 	struct xdp_multiprog *mp = NULL;
 	struct xdp_program *prog = NULL, *found;
 	struct xlb_config ct = {}, want;
+	__u32 slots;
 	struct xlb_instance inst;
 	struct xlb_state *st;
 	struct xlb *skel = NULL;
@@ -210,9 +211,10 @@ int do_attach(int argc, char **argv)
 		return err;
 	}
 	err = xlb_ct_size_for_load(skel->maps.xlb_conntrack, xlb_opts.pin_dir,
-				   ct.ct_size);
+				   ct.ct_size, &slots);
 	if (err)
 		goto cleanup;
+	skel->rodata->xlb_ct_mask = slots - 1;
 	prog_opts.obj = skel->obj;
 	prog_opts.prog_name = bpf_program__name(skel->progs.xlb_xdp);
 	prog = xdp_program__create(&prog_opts);

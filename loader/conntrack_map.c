@@ -5,101 +5,150 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "conntrack_map.h"
 #include "ct_entry.h"
 
-/* Entries per batch call: far more than one hash bucket ever holds, which
- * a batch must fit whole. */
-#define CT_BATCH	4096
-
-struct ct_batch {
-	struct xlb_flow keys[CT_BATCH];
-	struct xlb_ct_entry vals[CT_BATCH];
-};
-
-typedef void (*ct_entry_fn)(void *ctx, const struct xlb_flow *flow,
-			    const struct xlb_ct_entry *e);
-
-/* Every entry through fn, read (and with del, deleted) a batch at a time. */
-static int ct_walk(int fd, bool del, ct_entry_fn fn, void *ctx)
+/* The table's slots, mapped (prot: PROT_READ, or with PROT_WRITE). */
+static int ct_map(int fd, int prot, struct xlb_ct_slot **slots, __u32 *n,
+		  size_t *len)
 {
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	struct ct_batch *b = malloc(sizeof(*b));
-	__u64 token = 0;
-	bool first = true, last = false;
-	__u32 count, i;
-	int err = 0;
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info);
+	void *p;
 
-	if (!b)
-		return -ENOMEM;
-	while (!last) {
-		count = CT_BATCH;
-		if (del)
-			err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &token,
-							      &token, b->keys, b->vals,
-							      &count, &opts);
-		else
-			err = bpf_map_lookup_batch(fd, first ? NULL : &token, &token,
-						   b->keys, b->vals, &count, &opts);
-		if (err && errno != ENOENT) {
-			err = -errno;
-			break;
-		}
-		/* ENOENT: this batch is the last. */
-		last = err != 0;
-		err = 0;
-		first = false;
-		for (i = 0; fn && i < count; i++)
-			fn(ctx, &b->keys[i], &b->vals[i]);
-	}
-	free(b);
-	return err;
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
+		return -errno;
+	if (info.type != BPF_MAP_TYPE_ARRAY ||
+	    info.value_size != sizeof(struct xlb_ct_slot) ||
+	    !(info.map_flags & BPF_F_MMAPABLE))
+		return -EINVAL;
+	*n = info.max_entries;
+	*len = (size_t)info.max_entries * sizeof(struct xlb_ct_slot);
+	p = mmap(NULL, *len, prot, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	*slots = p;
+	return 0;
 }
 
-struct census_ctx {
-	const struct xlb_config *cfg;
-	const struct xlb_backend *backends;
-	__u64 now;
-	struct xlb_ct_census *out;
-};
-
-static void census_entry(void *ctx, const struct xlb_flow *flow,
-			 const struct xlb_ct_entry *e)
+/* A slot's entry as the datapath would read it: false while a CPU is
+ * writing the slot. */
+static bool ct_read(const struct xlb_ct_slot *s, struct xlb_flow *flow,
+		    struct xlb_ct_entry *e)
 {
-	struct census_ctx *c = ctx;
+	__u32 seq = __atomic_load_n(&s->e.seq, __ATOMIC_ACQUIRE);
 
-	c->out->entries++;
-	if (e->backend_id == XLB_BACKEND_NONE || e->backend_id >= XLB_MAX_BACKENDS ||
-	    !xlb_ct_backend_usable(e, &c->backends[e->backend_id]) ||
-	    xlb_ct_expired(e, c->now, xlb_ct_timeout_ns(c->cfg, flow->proto,
-							e->flags)))
-		return;
-	c->out->live++;
-	c->out->flows[e->backend_id]++;
+	if (seq & 1)
+		return false;
+	*flow = s->flow;
+	*e = s->e;
+	return __atomic_load_n(&s->e.seq, __ATOMIC_ACQUIRE) == seq;
 }
 
 int xlb_ct_census(int ct_fd, const struct xlb_config *cfg,
 		  const struct xlb_backend *backends, struct xlb_ct_census *out)
 {
-	struct census_ctx c = { .cfg = cfg, .backends = backends, .out = out };
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
+	struct xlb_ct_slot *slots;
+	struct xlb_ct_entry e;
+	struct xlb_flow flow;
 	struct timespec ts;
+	__u32 i, n;
+	size_t len;
+	__u64 now;
+	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (bpf_obj_get_info_by_fd(ct_fd, &info, &len))
-		return -errno;
-	out->size = info.max_entries;
+	err = ct_map(ct_fd, PROT_READ, &slots, &n, &len);
+	if (err)
+		return err;
+	out->size = n;
 	/* The datapath's bpf_ktime_get_coarse_ns() is this clock. */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	c.now = ts.tv_sec * XLB_NS_PER_S + ts.tv_nsec;
-	return ct_walk(ct_fd, false, census_entry, &c);
+	now = ts.tv_sec * XLB_NS_PER_S + ts.tv_nsec;
+	for (i = 0; i < n; i++) {
+		if (!ct_read(&slots[i], &flow, &e) || !flow.family)
+			continue;
+		out->entries++;
+		if (e.backend_id == XLB_BACKEND_NONE ||
+		    e.backend_id >= XLB_MAX_BACKENDS ||
+		    !xlb_ct_backend_usable(&e, &backends[e.backend_id]) ||
+		    xlb_ct_expired(&e, now, xlb_ct_timeout_ns(cfg, flow.proto,
+							      e.flags)))
+			continue;
+		out->live++;
+		out->flows[e.backend_id]++;
+	}
+	munmap(slots, len);
+	return 0;
 }
 
 int xlb_ct_flush(int ct_fd)
 {
-	return ct_walk(ct_fd, true, NULL, NULL);
+	struct xlb_ct_slot *slots;
+	size_t len;
+	__u32 n;
+	int err;
+
+	err = ct_map(ct_fd, PROT_READ | PROT_WRITE, &slots, &n, &len);
+	if (err)
+		return err;
+	memset(slots, 0, len);
+	munmap(slots, len);
+	return 0;
+}
+
+int xlb_ct_insert(int ct_fd, __u32 seed, const struct xlb_flow *flow,
+		  const struct xlb_ct_entry *e)
+{
+	struct xlb_ct_slot *slots, *s;
+	__u32 set, w, n;
+	size_t len;
+	int err;
+
+	err = ct_map(ct_fd, PROT_READ | PROT_WRITE, &slots, &n, &len);
+	if (err)
+		return err;
+	err = -ENOSPC;
+	set = xlb_ct_set_of(flow, seed, n - 1);
+	for (w = 0; w < XLB_CT_WAYS && set + w < n; w++) {
+		s = &slots[set + w];
+		if (s->flow.family && memcmp(&s->flow, flow, sizeof(*flow)))
+			continue;
+		s->flow = *flow;
+		s->e = *e;
+		s->e.seq = 0;
+		err = 0;
+		break;
+	}
+	munmap(slots, len);
+	return err;
+}
+
+int xlb_ct_find(int ct_fd, __u32 seed, const struct xlb_flow *flow,
+		struct xlb_ct_entry *e)
+{
+	struct xlb_ct_slot *slots;
+	struct xlb_flow f;
+	__u32 set, w, n;
+	size_t len;
+	int err;
+
+	err = ct_map(ct_fd, PROT_READ, &slots, &n, &len);
+	if (err)
+		return err;
+	err = -ENOENT;
+	set = xlb_ct_set_of(flow, seed, n - 1);
+	for (w = 0; w < XLB_CT_WAYS && set + w < n; w++) {
+		if (ct_read(&slots[set + w], &f, e) &&
+		    !memcmp(&f, flow, sizeof(f))) {
+			err = 0;
+			break;
+		}
+	}
+	munmap(slots, len);
+	return err;
 }

@@ -31,7 +31,7 @@ static __u32 setting_of(const char *pin_dir)
 }
 
 int xlb_ct_size_for_load(struct bpf_map *map, const char *pin_dir,
-			 __u32 entries)
+			 __u32 entries, __u32 *slots)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -42,11 +42,20 @@ int xlb_ct_size_for_load(struct bpf_map *map, const char *pin_dir,
 		entries = setting_of(pin_dir);
 	if (!entries)
 		entries = XLB_CT_DEFAULT_SIZE;
+	if (entries & (entries - 1)) {
+		/* A setting made before sizes had to be powers of two. */
+		while (entries & (entries - 1))
+			entries &= entries - 1;
+		entries = entries < XLB_CT_MAX_SIZE ? entries << 1 : XLB_CT_MAX_SIZE;
+		p_info("xlb: the connection table takes %u entries: its size is a power of two",
+		       entries);
+	}
 	err = bpf_map__set_max_entries(map, entries);
 	if (err) {
 		p_err("cannot size the connection table: %s", strerror(-err));
 		return err;
 	}
+	*slots = entries;
 	snprintf(path, sizeof(path), "%s/%s", pin_dir, XLB_MAP_CONNTRACK);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
@@ -57,14 +66,19 @@ int xlb_ct_size_for_load(struct bpf_map *map, const char *pin_dir,
 		p_err("cannot read %s: %s", path, strerror(-err));
 		return err;
 	}
-	if (info.max_entries == entries)
+	if (info.max_entries == entries && info.type == bpf_map__type(map) &&
+	    info.value_size == bpf_map__value_size(map) &&
+	    info.map_flags == bpf_map__map_flags(map))
 		return 0;
 	if (unlink(path)) {
 		err = -errno;
 		p_err("cannot replace %s to resize it: %s", path, strerror(-err));
 		return err;
 	}
-	p_info("xlb: connection table resized from %u to %u entries: the flows it held follow the lookup table again",
-	       info.max_entries, entries);
+	if (info.max_entries == entries)
+		p_info("xlb: connection table made anew in this version's layout: the flows it held follow the lookup table again");
+	else
+		p_info("xlb: connection table resized from %u to %u entries: the flows it held follow the lookup table again",
+		       info.max_entries, entries);
 	return 0;
 }

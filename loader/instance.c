@@ -75,8 +75,8 @@ static const struct map_spec specs[] = {
 	     XLB_MAX_BACKENDS),
 	SPEC(stats_fd, XLB_MAP_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
 	     sizeof(struct xlb_counter), 0),
-	SPEC(conntrack_fd, XLB_MAP_CONNTRACK, BPF_MAP_TYPE_LRU_HASH,
-	     sizeof(struct xlb_flow), sizeof(struct xlb_ct_entry), 0),
+	SPEC(conntrack_fd, XLB_MAP_CONNTRACK, BPF_MAP_TYPE_ARRAY, 4,
+	     sizeof(struct xlb_ct_slot), 0),
 };
 
 static int *spec_fd(struct xlb_instance *inst, const struct map_spec *s)

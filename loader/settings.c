@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The instance settings by name (see settings.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,21 +18,22 @@ struct xlb_setting {
 	size_t offset;		/* in struct xlb_config */
 	__u32 max;		/* NUMBER */
 	__u32 min;		/* NUMBER: least value other than 0 (default) */
+	bool pow2;		/* NUMBER: a power of two (or 0) */
 };
 
 #define AT(field) offsetof(struct xlb_config, field)
 
 static const struct xlb_setting settings[] = {
-	{ "seed",          "seed",          SEED,   AT(hash_key),      0, 0 },
-	{ "src4",          "src4",          ADDR4,  AT(src4),          0, 0 },
-	{ "src6",          "src6",          ADDR6,  AT(src6),          0, 0 },
-	{ "udp-timeout",   "udp_timeout",   NUMBER, AT(udp_timeout_s), 86400, 0 },
-	{ "tcp-timeout",   "tcp_timeout",   NUMBER, AT(tcp_timeout_s), 604800, 0 },
-	{ "ct-rate-limit", "ct_rate_limit", NUMBER, AT(ct_rate_limit), 100000000, 0 },
+	{ "seed",          "seed",          SEED,   AT(hash_key),      0, 0, false },
+	{ "src4",          "src4",          ADDR4,  AT(src4),          0, 0, false },
+	{ "src6",          "src6",          ADDR6,  AT(src6),          0, 0, false },
+	{ "udp-timeout",   "udp_timeout",   NUMBER, AT(udp_timeout_s), 86400, 0, false },
+	{ "tcp-timeout",   "tcp_timeout",   NUMBER, AT(tcp_timeout_s), 604800, 0, false },
+	{ "ct-rate-limit", "ct_rate_limit", NUMBER, AT(ct_rate_limit), 100000000, 0, false },
 	{ "tcp-closing-timeout", "tcp_closing_timeout", NUMBER,
-	  AT(tcp_closing_timeout_s), 604800, 0 },
+	  AT(tcp_closing_timeout_s), 604800, 0, false },
 	{ "conntrack-size", "conntrack_size", NUMBER, AT(ct_size),
-	  XLB_CT_MAX_SIZE, XLB_CT_MIN_SIZE },
+	  XLB_CT_MAX_SIZE, XLB_CT_MIN_SIZE, true },
 };
 
 #define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -99,6 +101,10 @@ int xlb_setting_parse(const struct xlb_setting *s, struct xlb_config *cfg,
 			return err;
 		if (num && num < s->min) {
 			*why = "too small (0 for the default)";
+			return -EINVAL;
+		}
+		if (s->pow2 && (num & (num - 1))) {
+			*why = "not a power of two";
 			return -EINVAL;
 		}
 		*(__u32 *)field(s, cfg) = num;

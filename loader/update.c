@@ -255,11 +255,42 @@ static int free_leftovers(struct xlb_instance *inst, struct xlb_state *st)
 	return 0;
 }
 
+/*
+ * An instance's first update gives it its random seeds: the flow hash's
+ * (unless the command sets one) and the connection table's, kept for good
+ * so that a reseed leaves the table's entries where the datapath finds
+ * them (an instance made before it had one gets it now).
+ */
+static int first_use(struct xlb_instance *inst, struct xlb_state *st,
+		     bool seed_given)
+{
+	struct xlb_config cfg = st->config;
+	int err;
+
+	if (!seed_given && !(cfg.flags & XLB_CFG_F_INITIALIZED)) {
+		if (getrandom(cfg.hash_key, sizeof(cfg.hash_key), 0) !=
+		    sizeof(cfg.hash_key))
+			goto no_random;
+		cfg.flags |= XLB_CFG_F_INITIALIZED;
+	}
+	if (!cfg.ct_seed) {
+		if (getrandom(&cfg.ct_seed, sizeof(cfg.ct_seed), 0) !=
+		    sizeof(cfg.ct_seed))
+			goto no_random;
+		/* 0 means none yet. */
+		cfg.ct_seed |= !cfg.ct_seed;
+	}
+	return xlb_config_write(inst, st, &cfg);
+no_random:
+	err = -errno;
+	p_err("cannot get a random seed: %s", strerror(-err));
+	return err;
+}
+
 int xlb_update_begin(struct xlb_instance *inst, struct xlb_state **out,
 		     bool seed_given)
 {
 	struct xlb_state *st;
-	struct xlb_config cfg;
 	__u32 i;
 	int err;
 
@@ -276,19 +307,9 @@ int xlb_update_begin(struct xlb_instance *inst, struct xlb_state **out,
 	err = free_leftovers(inst, st);
 	if (err)
 		goto fail;
-	if (!seed_given && !(st->config.flags & XLB_CFG_F_INITIALIZED)) {
-		cfg = st->config;
-		if (getrandom(cfg.hash_key, sizeof(cfg.hash_key), 0) !=
-		    sizeof(cfg.hash_key)) {
-			err = -errno;
-			p_err("cannot get a random seed: %s", strerror(errno));
-			goto fail;
-		}
-		cfg.flags |= XLB_CFG_F_INITIALIZED;
-		err = xlb_config_write(inst, st, &cfg);
-		if (err)
-			goto fail;
-	}
+	err = first_use(inst, st, seed_given);
+	if (err)
+		goto fail;
 	*out = st;
 	return 0;
 fail:

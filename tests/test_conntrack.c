@@ -22,7 +22,8 @@
  *    the flood evicts them);
  * and, with short timeouts, UDP entries and TCP entries after a FIN expire
  * while other TCP entries do not; ICMP errors reach a draining backend and
- * create no entry.
+ * create no entry; and a new flow whose set of the table is full takes the
+ * slot of a flow seen once before one of an established flow.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -1041,10 +1042,109 @@ out:
 	model_free(&drained);
 }
 
+/* ------------------------------------------------------------------ */
+/* A full set                                                           */
+
+/* Has the flow an entry in the connection table? */
+static bool has_entry(__u32 seed, const struct tflow *f)
+{
+	struct xlb_ct_entry e;
+
+	return xlb_ct_find(inst.maps.conntrack, seed, &f->tuple, &e) == 0;
+}
+
+/*
+ * n TCP flows to the IPv4 VIP whose entries all belong in one set: sources
+ * in 198.51.100.0/24 and ports searched, with the table's own set hash.
+ */
+static bool flows_of_one_set(__u32 seed, __u32 mask, struct tflow *f, int n)
+{
+	__u32 set = 0, a, port;
+	int found = 0;
+
+	for (a = 1; a < 255 && found < n; a++)
+		for (port = 1024; port < 65536 && found < n; port++) {
+			struct tflow *t = &f[found];
+
+			*t = (struct tflow){ .tuple = { .family = XLB_AF_INET,
+							.proto = IPPROTO_TCP,
+							.sport = htons(port),
+							.dport = htons(80) } };
+			snprintf(t->src, sizeof(t->src), "198.51.100.%u", a);
+			inet_pton(AF_INET, t->src, t->tuple.src);
+			inet_pton(AF_INET, REPLAY_VIP4, t->tuple.dst);
+			t->vip = vip_of(XLB_AF_INET, IPPROTO_TCP);
+			if (!found)
+				set = xlb_ct_set_of(&t->tuple, seed, mask);
+			if (xlb_ct_set_of(&t->tuple, seed, mask) == set)
+				found++;
+		}
+	return ASSERT_EQ(found, n, "flows of one set");
+}
+
+/*
+ * A set holds XLB_CT_WAYS entries. A new flow whose set is full takes the
+ * slot of a flow seen once rather than one of an established flow (a later
+ * packet hit its entry), and the eviction is counted; established entries
+ * give way only when a set holds nothing else.
+ */
+static void a_full_set_gives_up_one_packet_entries_first(void)
+{
+	struct tflow f[XLB_CT_WAYS + 3];
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	struct xlb_config cfg;
+	__u64 evicted;
+	int i, kept;
+
+	if (!setup() || !configure(N_BACKENDS, NO_CAP) ||
+	    !ASSERT_OK(bpf_map_lookup_elem(inst.maps.config, &zero, &cfg), "config") ||
+	    !ASSERT_OK(bpf_obj_get_info_by_fd(inst.maps.conntrack, &info, &len), "table") ||
+	    !ASSERT_NE(cfg.ct_seed, 0, "the table's seed is set") ||
+	    !flows_of_one_set(cfg.ct_seed, info.max_entries - 1, f, XLB_CT_WAYS + 3))
+		return;
+	evicted = stat_packets(XLB_STAT_CT_EVICT);
+
+	/* Two established flows (two packets each), the rest of the set
+	 * flows seen once. */
+	for (i = 0; i < XLB_CT_WAYS; i++)
+		ASSERT_GE(run_flow(&f[i], PKT_TCP_ACK), 0, "a flow of the full set");
+	for (i = 0; i < 2; i++)
+		ASSERT_GE(run_flow(&f[i], PKT_TCP_ACK), 0, "an established flow's packet");
+	for (i = 0; i < XLB_CT_WAYS; i++)
+		ASSERT_TRUE(has_entry(cfg.ct_seed, &f[i]), "each flow of the set has an entry");
+	ASSERT_EQ(stat_packets(XLB_STAT_CT_EVICT), evicted, "nothing evicted while the set had room");
+
+	/* Each new flow takes a one-packet flow's slot. */
+	for (i = XLB_CT_WAYS; i < XLB_CT_WAYS + 2; i++) {
+		ASSERT_GE(run_flow(&f[i], PKT_TCP_ACK), 0, "a new flow of the full set");
+		ASSERT_TRUE(has_entry(cfg.ct_seed, &f[i]), "the new flow has an entry");
+		ASSERT_TRUE(has_entry(cfg.ct_seed, &f[0]) && has_entry(cfg.ct_seed, &f[1]),
+			    "the established flows keep theirs");
+	}
+	ASSERT_EQ(stat_packets(XLB_STAT_CT_EVICT) - evicted, 2, "evictions counted");
+	for (kept = 0, i = 2; i < XLB_CT_WAYS + 2; i++)
+		kept += has_entry(cfg.ct_seed, &f[i]);
+	ASSERT_EQ(kept, XLB_CT_WAYS - 2, "one-packet entries left in the set");
+
+	/* With only established entries left, the longest idle gives way. */
+	for (i = 2; i < XLB_CT_WAYS + 2; i++)
+		if (has_entry(cfg.ct_seed, &f[i]))
+			ASSERT_GE(run_flow(&f[i], PKT_TCP_ACK), 0, "establish the rest");
+	ASSERT_GE(run_flow(&f[XLB_CT_WAYS + 2], PKT_TCP_ACK), 0, "one more new flow");
+	ASSERT_TRUE(has_entry(cfg.ct_seed, &f[XLB_CT_WAYS + 2]), "it has an entry");
+	for (kept = 0, i = 0; i < XLB_CT_WAYS + 2; i++)
+		kept += has_entry(cfg.ct_seed, &f[i]);
+	ASSERT_EQ(kept, XLB_CT_WAYS - 1, "one established entry gave way");
+	ASSERT_EQ(stat_packets(XLB_STAT_CT_EVICT) - evicted, 3, "evictions counted");
+	ASSERT_OK(xlb_ct_flush(inst.maps.conntrack), "empty the connection table");
+}
+
 TEST_MAIN(
 	TEST(generated_trace_through_backend_changes),
 	TEST(real_captures_through_backend_changes),
 	TEST(syn_flood_leaves_established_flows_in_place),
 	TEST(udp_and_closed_tcp_entries_expire),
 	TEST(icmp_errors_reach_a_draining_backend_and_record_nothing),
+	TEST(a_full_set_gives_up_one_packet_entries_first),
 )
