@@ -36,7 +36,10 @@ static inline __u32 xlb_ct_set_of(const struct xlb_flow *f, __u32 seed,
 		  (w[3] ^ k) * 0xd6e8feb86659fd93ULL +
 		  (w[4] ^ k) * 0xff51afd7ed558ccdULL;
 
-	/* The high bits mix best; 26 cover XLB_CT_MAX_SIZE. */
+	/* A product carries a word's differences only upwards: fold the high
+	 * half (where an IPv6 address's last bytes land) down and multiply
+	 * once more. The high bits mix best; 26 cover XLB_CT_MAX_SIZE. */
+	h = (h ^ h >> 32) * 0x9e3779b97f4a7c15ULL;
 	return (__u32)(h >> 38) & mask & ~(__u32)(XLB_CT_WAYS - 1);
 }
 #define XLB_CT_IPPROTO_TCP 6	/* <linux/in.h> and <netinet/in.h> clash */
