@@ -265,7 +265,8 @@ int main(int argc, char **argv)
 	       "doing the same; with 100,000 flows in turn, the first 100,000 runs of\n"
 	       "a call make the entries the rest hit, from memory rather than from the\n"
 	       "CPU's cache. The miss variants start each call with an empty connection\n"
-	       "table; recorded misses fill its %u entries, then every insert evicts.\n"
+	       "table; recorded misses fill the sets of its %u entries, then each\n"
+	       "insert evicts an entry of its set.\n"
 	       "The last run's output and the connection-table counters are checked\n"
 	       "against the path each figure names.\n\n",
 	       repeat, rounds, rounds > 1 ? "s" : "", XLB_CT_DEFAULT_SIZE);

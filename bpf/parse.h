@@ -149,10 +149,17 @@ XLB_INLINE bool xlb_ipv4_csum_ok(struct iphdr *iph, __u32 hlen, void *end)
 	return xlb_csum_fold(sum) == 0;
 }
 
-/* An ICMPv4 error about a VIP's packet: flow of the quoted IPv4 packet,
- * reversed. off/len: the ICMP message within the IP payload. */
-XLB_INLINE int xlb_parse_icmp4(void *data, void *end, __u32 off, __u32 len,
-			       struct xlb_flow *flow)
+/*
+ * An ICMPv4 error about a VIP's packet: flow of the quoted IPv4 packet,
+ * reversed. off/len: the ICMP message within the IP payload.
+ *
+ * This and xlb_parse_icmp6() are functions of their own (BPF-to-BPF calls,
+ * which only ICMP pays): inlined, the parser's many exits share registers
+ * with the rest of the program, and the compilers spill them to stack
+ * slots beyond the 512-byte limit.
+ */
+static __noinline int xlb_parse_icmp4(void *data, void *end, __u32 off,
+				      __u32 len, struct xlb_flow *flow)
 {
 	struct xlb_icmp_hdr *icmp = data + off;
 	struct xlb_ports *ports;
@@ -306,8 +313,8 @@ done:
 
 /* An ICMPv6 error about a VIP's packet: flow of the quoted IPv6 packet,
  * reversed. off: the ICMPv6 message; stop: end of the IP packet. */
-XLB_INLINE int xlb_parse_icmp6(void *data, void *end, __u32 off, __u32 stop,
-			       struct xlb_flow *flow)
+static __noinline int xlb_parse_icmp6(void *data, void *end, __u32 off,
+				      __u32 stop, struct xlb_flow *flow)
 {
 	struct xlb_icmp_hdr *icmp6 = data + off;
 	struct xlb_ports *ports;
@@ -395,15 +402,9 @@ XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
 	return -XLB_STAT_PASS_NOT_VIP;
 }
 
-/*
- * Fill pkt from the frame; 0 or a negative enum xlb_stat reason. pkt must
- * come zeroed (IPv4 flows keep address words 1..3 and ports zero).
- *
- * A function of its own (a BPF-to-BPF call, a few instructions): inlined,
- * its many exits' reasons share registers with the rest of the program,
- * and the compilers spill them to stack slots beyond the 512-byte limit.
- */
-static __noinline int xlb_parse(struct xdp_md *ctx, struct xlb_pkt *pkt)
+/* Fill pkt from the frame; 0 or a negative enum xlb_stat reason. pkt must
+ * come zeroed (IPv4 flows keep address words 1..3 and ports zero). */
+XLB_INLINE int xlb_parse(struct xdp_md *ctx, struct xlb_pkt *pkt)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
