@@ -55,6 +55,7 @@ struct variant {
 	struct dp_fixture fx;
 	struct ct_bench *skel;
 	double ns[BENCH_MAX_ROUNDS];
+	__u64 inserts, runs;	/* P_HIT_MANY: entries made, over all rounds */
 };
 
 struct frame {
@@ -120,7 +121,7 @@ static __u64 ct_events(const struct variant *v, enum xlb_stat event)
  * table counted what the path does on every run, or nearly (bypass: the
  * one entry a second allowed).
  */
-static int check(const struct variant *v, const __u8 *out, __u32 out_len,
+static int check(struct variant *v, const __u8 *out, __u32 out_len,
 		 __u32 retval, const __u64 *before, __u32 repeat)
 {
 	const struct frame *f = frame_of(v);
@@ -153,7 +154,12 @@ static int check(const struct variant *v, const __u8 *out, __u32 out_len,
 		ok &= hits >= repeat - 1 && ins <= 1;
 		break;
 	case P_HIT_MANY:
-		ok &= hits + ins == repeat && ins <= MANY;
+		/* MANY entries, and again those of flows whose set is full:
+		 * at 100,000 of 262,144 entries, a few hundred flows, each
+		 * evicted once every turn (README: Connection tracking). */
+		ok &= hits + ins == repeat && ins <= MANY + repeat / 20;
+		v->inserts += ins;
+		v->runs += repeat;
 		break;
 	case P_MISS:
 		ok &= ins == repeat && hits == 0;
@@ -211,7 +217,7 @@ int main(int argc, char **argv)
 	bool quick = argc > 1 && !strcmp(argv[1], "--quick");
 	__u32 repeat = quick ? 100000 : 2000000;
 	int rounds = quick ? 1 : 5, n = 0, r, p, fam;
-	double ns[P__COUNT][2], hit[2], hit_many[2], miss[2];
+	double ns[P__COUNT][2], hit[2], hit_many[2], miss[2], refill[2];
 	const char *build = getenv("BUILD");
 	char path[512];
 
@@ -283,6 +289,15 @@ int main(int argc, char **argv)
 	       miss[0], miss[1]);
 	printf("| miss bypassed, over the lookup table alone (new flows) | %+.1f ns | %+.1f ns |\n",
 	       ns[P_BYPASS][0] - ns[P_TABLE_NEW][0], ns[P_BYPASS][1] - ns[P_TABLE_NEW][1]);
+	for (fam = 0; fam < 2; fam++) {
+		const struct variant *v = &vs[2 * P_HIT_MANY + fam];
+
+		refill[fam] = v->runs > MANY ? 100.0 * (v->inserts - MANY) / (v->runs - MANY) : 0;
+	}
+	printf("\nWith 100,000 flows in turn, after their first turn, runs that found no\n"
+	       "entry and made one again: IPv4 %.2f%%, IPv6 %.2f%% (flows whose set of %d\n"
+	       "was full, each evicting another such flow every turn).\n",
+	       refill[0], refill[1], XLB_CT_WAYS);
 	printf("\nTarget: a connection-table hit adds at most %.0f ns per packet over the "
 	       "lookup table alone: IPv4 %+.1f ns, IPv6 %+.1f ns (%s); with 100,000 "
 	       "flows in turn IPv4 %+.1f ns, IPv6 %+.1f ns.\n", TARGET_NS, hit[0], hit[1],
