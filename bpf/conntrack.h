@@ -128,7 +128,7 @@ const volatile __u32 xlb_ct_mask = XLB_CT_DEFAULT_SIZE - 1;
 
 /* What xlb_ct_lookup() found, for xlb_ct_record(). */
 struct xlb_ct {
-	struct xlb_ct_slot *slot;	/* the flow's stale entry, or NULL */
+	struct xlb_ct_slot *slot;	/* the flow's slot, if it has one */
 	__u32 seq;			/* slot's seq when it was read */
 	__u32 set;			/* the set's first slot */
 	__u64 now;			/* the packet's bpf_ktime_get_coarse_ns() */

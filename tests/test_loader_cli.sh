@@ -31,11 +31,12 @@ tl_check seed_can_be_set test "$(x -j show | jq -r .config.seed)" == 00112233445
 
 # Every map of the instance, in one bpftool run. xlb_tables holds the ids
 # of the inner arrays: a table swapped, even for an identical one, shows.
-for m in xlb_config xlb_vips xlb_tables xlb_backends xlb_vip_stats xlb_backend_stats xlb_stats \
-	 xlb_conntrack; do
+# The connection table, an array of 262,144 slots that bpftool would print
+# one by one, is compared by its census: no command here makes an entry.
+for m in xlb_config xlb_vips xlb_tables xlb_backends xlb_vip_stats xlb_backend_stats xlb_stats; do
 	[[ -e $PIN/$m ]] && echo "map dump pinned $PIN/$m"
 done >"$TMP/dump.batch"
-dump() { bpftool batch file "$TMP/dump.batch" 2>&1; }
+dump() { bpftool batch file "$TMP/dump.batch" 2>&1; x show | grep '^conntrack '; }
 
 x vip add 192.0.2.10:80/tcp
 x backend add 192.0.2.10:80/tcp 198.51.100.11
