@@ -216,6 +216,10 @@ xlb_ct_lookup(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 		xlb_barrier();
 		if (!(seq & 1) && xlb_ct_holds(s, &pkt->flow))
 			goto found;
+		/* Slots are only ever emptied all at once (a flush), and a
+		 * new entry takes the set's first empty slot: none follows. */
+		if (!s->flow.family)
+			return NULL;
 	}
 	return NULL;
 found:
@@ -309,6 +313,8 @@ XLB_INLINE void xlb_ct_record(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 				least = worth;
 				s = cand;
 			}
+			if (!worth)
+				break;
 		}
 		if (!s)
 			return;
