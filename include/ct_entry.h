@@ -42,6 +42,7 @@ static inline __u32 xlb_ct_set_of(const struct xlb_flow *f, __u32 seed,
 	h = (h ^ h >> 32) * 0x9e3779b97f4a7c15ULL;
 	return (__u32)(h >> 38) & mask & ~(__u32)(XLB_CT_WAYS - 1);
 }
+
 #define XLB_CT_IPPROTO_TCP 6	/* <linux/in.h> and <netinet/in.h> clash */
 
 /* Idle time after which an entry of a flow of proto counts as gone. */
