@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -12,13 +13,11 @@
 #include "conntrack_map.h"
 #include "ct_entry.h"
 
-/* The table's slots, mapped (prot: PROT_READ, or with PROT_WRITE). */
-static int ct_map(int fd, int prot, struct xlb_ct_slot **slots, __u32 *n,
-		  size_t *len)
+/* The table's size in slots, once it is known to be xlb's table. */
+static int ct_slots(int fd, __u32 *n)
 {
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
-	void *p;
 
 	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
 		return -errno;
@@ -27,11 +26,41 @@ static int ct_map(int fd, int prot, struct xlb_ct_slot **slots, __u32 *n,
 	    !(info.map_flags & BPF_F_MMAPABLE))
 		return -EINVAL;
 	*n = info.max_entries;
-	*len = (size_t)info.max_entries * sizeof(struct xlb_ct_slot);
-	p = mmap(NULL, *len, prot, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	*slots = p;
+	return 0;
+}
+
+/* len bytes of the table from byte off (a page boundary), mapped (prot:
+ * PROT_READ, or with PROT_WRITE). */
+static int ct_map(int fd, int prot, size_t off, size_t len, void **p)
+{
+	*p = mmap(NULL, len, prot, MAP_SHARED, fd, off);
+	return *p == MAP_FAILED ? -errno : 0;
+}
+
+/* The flow's set: the page of the table that holds its XLB_CT_WAYS slots
+ * (sets are aligned and the values start at a page), mapped. */
+struct ct_set {
+	void *page;
+	size_t len;
+	struct xlb_ct_slot *slot;	/* the set's first */
+};
+
+static int ct_set_map(int fd, int prot, __u32 seed,
+		      const struct xlb_flow *flow, struct ct_set *set)
+{
+	size_t off, page = sysconf(_SC_PAGESIZE);
+	__u32 n;
+	int err;
+
+	err = ct_slots(fd, &n);
+	if (err)
+		return err;
+	off = (size_t)xlb_ct_set_of(flow, seed, n - 1) * sizeof(struct xlb_ct_slot);
+	set->len = page;
+	err = ct_map(fd, prot, off & ~(page - 1), page, &set->page);
+	if (err)
+		return err;
+	set->slot = (void *)((char *)set->page + (off & (page - 1)));
 	return 0;
 }
 
@@ -62,7 +91,11 @@ int xlb_ct_census(int ct_fd, const struct xlb_config *cfg,
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = ct_map(ct_fd, PROT_READ, &slots, &n, &len);
+	err = ct_slots(ct_fd, &n);
+	if (err)
+		return err;
+	len = (size_t)n * sizeof(*slots);
+	err = ct_map(ct_fd, PROT_READ, 0, len, (void **)&slots);
 	if (err)
 		return err;
 	out->size = n;
@@ -88,12 +121,16 @@ int xlb_ct_census(int ct_fd, const struct xlb_config *cfg,
 
 int xlb_ct_flush(int ct_fd)
 {
-	struct xlb_ct_slot *slots;
+	void *slots;
 	size_t len;
 	__u32 n;
 	int err;
 
-	err = ct_map(ct_fd, PROT_READ | PROT_WRITE, &slots, &n, &len);
+	err = ct_slots(ct_fd, &n);
+	if (err)
+		return err;
+	len = (size_t)n * sizeof(struct xlb_ct_slot);
+	err = ct_map(ct_fd, PROT_READ | PROT_WRITE, 0, len, &slots);
 	if (err)
 		return err;
 	memset(slots, 0, len);
@@ -104,18 +141,17 @@ int xlb_ct_flush(int ct_fd)
 int xlb_ct_insert(int ct_fd, __u32 seed, const struct xlb_flow *flow,
 		  const struct xlb_ct_entry *e)
 {
-	struct xlb_ct_slot *slots, *s;
-	__u32 set, w, n;
-	size_t len;
+	struct xlb_ct_slot *s;
+	struct ct_set set;
 	int err;
+	__u32 w;
 
-	err = ct_map(ct_fd, PROT_READ | PROT_WRITE, &slots, &n, &len);
+	err = ct_set_map(ct_fd, PROT_READ | PROT_WRITE, seed, flow, &set);
 	if (err)
 		return err;
 	err = -ENOSPC;
-	set = xlb_ct_set_of(flow, seed, n - 1);
-	for (w = 0; w < XLB_CT_WAYS && set + w < n; w++) {
-		s = &slots[set + w];
+	for (w = 0; w < XLB_CT_WAYS; w++) {
+		s = &set.slot[w];
 		if (s->flow.family && memcmp(&s->flow, flow, sizeof(*flow)))
 			continue;
 		s->flow = *flow;
@@ -124,31 +160,28 @@ int xlb_ct_insert(int ct_fd, __u32 seed, const struct xlb_flow *flow,
 		err = 0;
 		break;
 	}
-	munmap(slots, len);
+	munmap(set.page, set.len);
 	return err;
 }
 
 int xlb_ct_find(int ct_fd, __u32 seed, const struct xlb_flow *flow,
 		struct xlb_ct_entry *e)
 {
-	struct xlb_ct_slot *slots;
+	struct ct_set set;
 	struct xlb_flow f;
-	__u32 set, w, n;
-	size_t len;
 	int err;
+	__u32 w;
 
-	err = ct_map(ct_fd, PROT_READ, &slots, &n, &len);
+	err = ct_set_map(ct_fd, PROT_READ, seed, flow, &set);
 	if (err)
 		return err;
 	err = -ENOENT;
-	set = xlb_ct_set_of(flow, seed, n - 1);
-	for (w = 0; w < XLB_CT_WAYS && set + w < n; w++) {
-		if (ct_read(&slots[set + w], &f, e) &&
-		    !memcmp(&f, flow, sizeof(f))) {
+	for (w = 0; w < XLB_CT_WAYS; w++) {
+		if (ct_read(&set.slot[w], &f, e) && !memcmp(&f, flow, sizeof(f))) {
 			err = 0;
 			break;
 		}
 	}
-	munmap(slots, len);
+	munmap(set.page, set.len);
 	return err;
 }
