@@ -96,21 +96,57 @@ struct xlb_ports {
 	__be16 dst;
 };
 
-/* TCP or UDP header of an unfragmented packet: must fit the IP payload of
- * len bytes and be self-consistent. */
-XLB_INLINE int xlb_parse_ports(void *data, void *end, __u32 off, __u32 len,
-			       struct xlb_pkt *pkt)
+/*
+ * The flow is written in whole words, as the connection table's set hash
+ * and compare read it (include/ct_entry.h, conntrack.h): a word read back
+ * from narrower stores cannot be forwarded from the CPU's store buffer, and
+ * the read waits until those stores have reached the cache, on the path of
+ * every packet. The unions give each field its place in the word whatever
+ * the byte order.
+ */
+XLB_INLINE void xlb_flow_set_addrs4(struct xlb_flow *flow, __be32 src, __be32 dst)
 {
-	struct xlb_flow *flow = &pkt->flow;
+	xlb_flow_word *w = (xlb_flow_word *)flow;
+	union {
+		__be32 a[2];
+		__u64 w;
+	} s = { .a = { src, 0 } }, d = { .a = { dst, 0 } };
 
-	if (flow->proto == IPPROTO_TCP) {
+	w[0] = s.w;
+	w[1] = 0;
+	w[2] = d.w;
+	w[3] = 0;
+}
+
+/* Ports as they lie in the TCP or UDP header (source, then destination),
+ * protocol and family: the flow's last word. */
+XLB_INLINE void xlb_flow_set_tail(struct xlb_flow *flow, __u32 ports,
+				  __u8 proto, __u8 family)
+{
+	union {
+		struct {
+			__u32 ports;
+			__u8 proto;
+			__u8 family;
+			__u8 pad[2];
+		} f;
+		__u64 w;
+	} t = { .f = { ports, proto, family, { 0, 0 } } };
+
+	((xlb_flow_word *)flow)[4] = t.w;
+}
+
+/* TCP or UDP header of an unfragmented packet: must fit the IP payload of
+ * len bytes and be self-consistent. *ports: its two ports, as one word. */
+XLB_INLINE int xlb_parse_ports(void *data, void *end, __u32 off, __u32 len,
+			       __u8 proto, struct xlb_pkt *pkt, __u32 *ports)
+{
+	if (proto == IPPROTO_TCP) {
 		struct tcphdr *th = data + off;
 
 		if ((void *)(th + 1) > end || len < sizeof(*th) ||
 		    th->doff < 5 || th->doff * 4U > len)
 			return -XLB_STAT_DROP_MALFORMED;
-		flow->sport = th->source;
-		flow->dport = th->dest;
 		pkt->tcp_flags = ((__u8 *)th)[13];
 	} else {
 		struct udphdr *uh = data + off;
@@ -121,9 +157,9 @@ XLB_INLINE int xlb_parse_ports(void *data, void *end, __u32 off, __u32 len,
 		ulen = bpf_ntohs(uh->len);
 		if (ulen < sizeof(*uh) || ulen > len)
 			return -XLB_STAT_DROP_MALFORMED;
-		flow->sport = uh->source;
-		flow->dport = uh->dest;
 	}
+	/* Both headers start with the source and destination ports. */
+	*ports = *(__u32 *)(data + off);
 	return 0;
 }
 
@@ -209,7 +245,9 @@ XLB_INLINE int xlb_parse_ipv4(void *data, void *end, __u32 off,
 {
 	struct xlb_flow *flow = &pkt->flow;
 	struct iphdr *iph = data + off;
-	__u32 hlen, tot;
+	__u32 hlen, tot, ports;
+	__u8 proto;
+	int err;
 
 	if ((void *)(iph + 1) > end)
 		return -XLB_STAT_DROP_MALFORMED;
@@ -220,18 +258,24 @@ XLB_INLINE int xlb_parse_ipv4(void *data, void *end, __u32 off,
 		return -XLB_STAT_DROP_MALFORMED;
 	pkt->l3_len = tot;
 	pkt->tos = iph->tos;
-	flow->family = XLB_AF_INET;
-	flow->proto = iph->protocol;
-	flow->src[0] = iph->saddr;
-	flow->dst[0] = iph->daddr;
-	if (bpf_ntohs(iph->frag_off) & (XLB_IP_MF | XLB_IP_OFFSET))
+	xlb_flow_set_addrs4(flow, iph->saddr, iph->daddr);
+	proto = iph->protocol;
+	if (bpf_ntohs(iph->frag_off) & (XLB_IP_MF | XLB_IP_OFFSET)) {
+		xlb_flow_set_tail(flow, 0, proto, XLB_AF_INET);
 		return 0;
+	}
 
-	switch (flow->proto) {
+	switch (proto) {
 	case IPPROTO_TCP:
 	case IPPROTO_UDP:
-		return xlb_parse_ports(data, end, off + hlen, tot - hlen, pkt);
+		err = xlb_parse_ports(data, end, off + hlen, tot - hlen, proto,
+				      pkt, &ports);
+		if (!err)
+			xlb_flow_set_tail(flow, ports, proto, XLB_AF_INET);
+		return err;
 	case IPPROTO_ICMP:
+		/* The ICMP parser fills in the quoted flow's fields. */
+		xlb_flow_set_tail(flow, 0, proto, XLB_AF_INET);
 		pkt->icmp_error = 1;
 		return xlb_parse_icmp4(data, end, off + hlen, tot - hlen, flow);
 	}
@@ -365,8 +409,9 @@ XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
 {
 	struct xlb_flow *flow = &pkt->flow;
 	struct ipv6hdr *ip6h = data + off;
+	const xlb_flow_word *w;
+	__u32 tot, stop, ports;
 	bool frag = false;
-	__u32 tot, stop;
 	__u8 nh;
 	int err;
 
@@ -377,9 +422,12 @@ XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
 		return -XLB_STAT_DROP_MALFORMED;
 	pkt->l3_len = tot;
 	pkt->tos = ip6h->priority << 4 | ip6h->flow_lbl[0] >> 4;
-	flow->family = XLB_AF_INET6;
-	__builtin_memcpy(flow->src, &ip6h->saddr, sizeof(flow->src));
-	__builtin_memcpy(flow->dst, &ip6h->daddr, sizeof(flow->dst));
+	/* Source and destination: four words, as xlb_flow_set_addrs4(). */
+	w = (const xlb_flow_word *)&ip6h->saddr;
+	((xlb_flow_word *)flow)[0] = w[0];
+	((xlb_flow_word *)flow)[1] = w[1];
+	((xlb_flow_word *)flow)[2] = w[2];
+	((xlb_flow_word *)flow)[3] = w[3];
 
 	stop = off + tot;
 	nh = ip6h->nexthdr;
@@ -387,15 +435,20 @@ XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
 	err = xlb_ipv6_skip_ext(data, end, &off, stop, &nh, false, &frag);
 	if (err)
 		return err;
-	flow->proto = nh;
-	if (frag)
+	if (frag) {
+		xlb_flow_set_tail(flow, 0, nh, XLB_AF_INET6);
 		return 0;
+	}
 
 	switch (nh) {
 	case IPPROTO_TCP:
 	case IPPROTO_UDP:
-		return xlb_parse_ports(data, end, off, stop - off, pkt);
+		err = xlb_parse_ports(data, end, off, stop - off, nh, pkt, &ports);
+		if (!err)
+			xlb_flow_set_tail(flow, ports, nh, XLB_AF_INET6);
+		return err;
 	case IPPROTO_ICMPV6:
+		xlb_flow_set_tail(flow, 0, nh, XLB_AF_INET6);
 		pkt->icmp_error = 1;
 		return xlb_parse_icmp6(data, end, off, stop, flow);
 	}
@@ -403,7 +456,7 @@ XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
 }
 
 /* Fill pkt from the frame; 0 or a negative enum xlb_stat reason. pkt must
- * come zeroed (IPv4 flows keep address words 1..3 and ports zero). */
+ * come zeroed: tcp_flags and icmp_error are only set where they apply. */
 XLB_INLINE int xlb_parse(struct xdp_md *ctx, struct xlb_pkt *pkt)
 {
 	void *data = (void *)(long)ctx->data;

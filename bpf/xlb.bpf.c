@@ -18,6 +18,7 @@
 #include "fib.h"
 #include "encap.h"
 #include "stats.h"
+#include "clock.h"
 #include "conntrack.h"
 #include "stages.h"
 
@@ -47,7 +48,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	if (!cfg)
 		return -XLB_STAT_DROP_NO_CONFIG;
 	/* One clock read serves the connection table and the FIB cache. */
-	ct.now = bpf_ktime_get_coarse_ns();
+	ct.now = xlb_now();
 
 	/* The backend: an established flow's is in the connection table,
 	 * with the flow's hash, and the flow's VIP is its backend's... */

@@ -13,9 +13,6 @@
 
 #define XLB_NS_PER_S	1000000000ULL
 
-/* Words of a flow, read as such (struct xlb_flow is 8-byte aligned). */
-typedef __u64 __attribute__((may_alias)) xlb_ct_word;
-
 /*
  * The first slot of the flow's set in a table of mask + 1 slots (a power
  * of two, at least XLB_CT_WAYS), for the connection table's seed: a keyed
@@ -28,7 +25,7 @@ typedef __u64 __attribute__((may_alias)) xlb_ct_word;
 static inline __u32 xlb_ct_set_of(const struct xlb_flow *f, __u32 seed,
 				  __u32 mask)
 {
-	const xlb_ct_word *w = (const xlb_ct_word *)f;
+	const xlb_flow_word *w = (const xlb_flow_word *)f;
 	__u64 k = (seed | 1ULL << 32) * 0x9e3779b97f4a7c15ULL;
 	__u64 h = (w[0] ^ k) * 0x9e3779b97f4a7c15ULL +
 		  (w[1] ^ k) * 0xc2b2ae3d27d4eb4fULL +

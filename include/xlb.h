@@ -64,6 +64,9 @@ struct xlb_flow {
 } __attribute__((aligned(8)));	/* hashed and compared as five words */
 XLB_STATIC_ASSERT(sizeof(struct xlb_flow) == 40, "xlb_flow layout");
 
+/* A word of a flow, read or written as such. */
+typedef __u64 __attribute__((may_alias)) xlb_flow_word;
+
 /* Key of the VIP map: address, port, protocol. */
 struct xlb_vip_key {
 	__be32 addr[4];
