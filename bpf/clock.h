@@ -9,14 +9,18 @@
  * established flow's packet about 2 ns of its 25. The coarse clock only
  * moves at a timer tick, as jiffies do, and the verifier turns
  * bpf_jiffies64() into one load (x86-64 and arm64 JITs, Linux 5.5 on).
- * So each CPU keeps the clock's value with the jiffies it was read at, and
- * calls the helper again only once jiffies have moved: once a tick, not
- * once a packet.
+ * So the program keeps the clock's value with the jiffies it was read at,
+ * in two global variables, and calls the helper again only once jiffies
+ * have moved: once a tick, not once a packet. Globals rather than a
+ * per-CPU map: a load, with no lookup; the CPUs write them once a tick.
  *
- * The tick updates jiffies just before the clock, so a CPU that reads in
- * between keeps the last tick's time until the next tick: the time is at
- * most two ticks old instead of one (8 ms at HZ=250), against timeouts of
- * seconds and a FIB cache of half a second.
+ * Races are harmless. The time is stored before its jiffies, and x86
+ * keeps stores in order, so a reader that sees the new jiffies sees the
+ * new time too, or a later one; two CPUs that both see jiffies move both
+ * read the clock. The tick updates jiffies just before the clock, so a CPU
+ * that reads in between keeps the last tick's time until the next tick:
+ * the time is then two ticks old instead of one (8 ms at HZ=250), against
+ * timeouts of seconds and a FIB cache of half a second.
  */
 #ifndef XLB_BPF_CLOCK_H
 #define XLB_BPF_CLOCK_H
@@ -28,33 +32,20 @@
 #define XLB_INLINE static inline __attribute__((always_inline))
 #endif
 
-struct xlb_clock {
-	__u64 jiffies;		/* bpf_jiffies64() when now_ns was read */
-	__u64 now_ns;		/* bpf_ktime_get_coarse_ns() */
-};
-
-/* Private to the program (not pinned): a fresh load reads the clock anew. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xlb_clock);
-} xlb_clock SEC(".maps");
+/* Private to the program: a fresh load reads the clock anew. */
+__u64 xlb_clock_jiffies;	/* bpf_jiffies64() when xlb_clock_ns was read */
+__u64 xlb_clock_ns;		/* bpf_ktime_get_coarse_ns() */
 
 XLB_INLINE __u64 xlb_now(void)
 {
-	__u64 jiffies = bpf_jiffies64();
-	struct xlb_clock *c;
-	__u32 zero = 0;
+	__u64 jiffies = bpf_jiffies64(), now;
 
-	c = bpf_map_lookup_elem(&xlb_clock, &zero);
-	if (!c)
-		return bpf_ktime_get_coarse_ns();
-	if (c->jiffies != jiffies) {
-		c->now_ns = bpf_ktime_get_coarse_ns();
-		c->jiffies = jiffies;
-	}
-	return c->now_ns;
+	if (*(volatile __u64 *)&xlb_clock_jiffies == jiffies)
+		return *(volatile __u64 *)&xlb_clock_ns;
+	now = bpf_ktime_get_coarse_ns();
+	*(volatile __u64 *)&xlb_clock_ns = now;
+	*(volatile __u64 *)&xlb_clock_jiffies = jiffies;
+	return now;
 }
 
 #endif /* XLB_BPF_CLOCK_H */

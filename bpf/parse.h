@@ -173,7 +173,7 @@ XLB_INLINE bool xlb_ipv4_csum_ok(struct iphdr *iph, __u32 hlen, void *end)
 	__u32 i;
 
 	if (!nopt)
-		return xlb_csum_fold(sum) == 0;
+		return xlb_csum_ok(sum);
 #pragma unroll
 	for (i = 0; i < 10; i++) {
 		if (i < nopt) {
@@ -182,7 +182,7 @@ XLB_INLINE bool xlb_ipv4_csum_ok(struct iphdr *iph, __u32 hlen, void *end)
 			sum += opt[i];
 		}
 	}
-	return xlb_csum_fold(sum) == 0;
+	return xlb_csum_ok(sum);
 }
 
 /*
