@@ -26,6 +26,10 @@
 #define XLB_OUTER_TTL		64
 #define XLB_IP_DF		0x4000
 
+/* Eight bytes of the frame, written as one (XDP on x86 and arm64 allows
+ * unaligned access). */
+typedef __u64 __attribute__((may_alias)) xlb_frame_word;
+
 /* Bytes the outer header adds for a backend of this family. */
 XLB_INLINE __u32 xlb_outer_len(const struct xlb_backend *be)
 {
@@ -92,14 +96,18 @@ XLB_INLINE void xlb_write_ipv6(struct ipv6hdr *ip6h, const struct xlb_pkt *pkt,
 	__builtin_memcpy(&ip6h->daddr, be->addr, sizeof(ip6h->daddr));
 }
 
-/* Replace the L2 header (and VLAN tags) by Ethernet + outer IP header. */
+/*
+ * Replace the L2 header (and VLAN tags) by Ethernet + outer IP header. The
+ * next hop holds the Ethernet header as two words; the second one's last
+ * two bytes land where the IP header goes, which is written after it.
+ */
 XLB_INLINE int xlb_encap(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 			 const struct xlb_backend *be,
 			 const struct xlb_config *cfg,
 			 const struct xlb_nexthop *nh, __u64 hash)
 {
 	int delta = xlb_outer_len(be) - (pkt->l3_off - sizeof(struct ethhdr));
-	struct ethhdr *eth;
+	xlb_frame_word *eth;
 	void *data, *end;
 
 	if (bpf_xdp_adjust_head(ctx, -delta))
@@ -107,23 +115,21 @@ XLB_INLINE int xlb_encap(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
 	eth = data;
-	if ((void *)(eth + 1) > end)
-		return -XLB_STAT_DROP_ENCAP_FAILED;
-	__builtin_memcpy(eth->h_dest, nh->dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, nh->smac, ETH_ALEN);
 	if (be->family == XLB_AF_INET) {
-		struct iphdr *iph = (void *)(eth + 1);
+		struct iphdr *iph = data + sizeof(struct ethhdr);
 
 		if ((void *)(iph + 1) > end)
 			return -XLB_STAT_DROP_ENCAP_FAILED;
-		eth->h_proto = bpf_htons(ETH_P_IP);
+		eth[0] = nh->eth[0];
+		eth[1] = nh->eth[1];
 		xlb_write_ipv4(iph, pkt, be, cfg);
 	} else {
-		struct ipv6hdr *ip6h = (void *)(eth + 1);
+		struct ipv6hdr *ip6h = data + sizeof(struct ethhdr);
 
 		if ((void *)(ip6h + 1) > end)
 			return -XLB_STAT_DROP_ENCAP_FAILED;
-		eth->h_proto = bpf_htons(ETH_P_IPV6);
+		eth[0] = nh->eth[0];
+		eth[1] = nh->eth[1];
 		xlb_write_ipv6(ip6h, pkt, be, cfg, hash);
 	}
 	return 0;

@@ -16,6 +16,7 @@
 
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include "xlb.h"
 
@@ -30,10 +31,12 @@
 #define XLB_SYS_AF_INET6	10
 
 struct xlb_nexthop {
+	/* The Ethernet header the frame leaves with (next hop's MAC, egress
+	 * interface's MAC, EtherType of the backend's family) and two bytes
+	 * more: two words, written to the frame in two stores. */
+	__u64 eth[2];
 	__u32 ifindex;		/* egress interface */
 	__u16 mtu;		/* of the route: largest outer packet */
-	__u8 dmac[ETH_ALEN];
-	__u8 smac[ETH_ALEN];
 	__u16 pad;
 };
 
@@ -67,6 +70,10 @@ XLB_INLINE int xlb_fib_lookup(struct xdp_md *ctx, const struct xlb_backend *be,
 		.l4_protocol = inner_family == XLB_AF_INET ? IPPROTO_IPIP
 							    : IPPROTO_IPV6,
 	};
+	union {
+		struct ethhdr h;
+		__u64 w[2];
+	} l2 = {};
 	int rc;
 
 	if (be->family == XLB_AF_INET) {
@@ -92,29 +99,44 @@ XLB_INLINE int xlb_fib_lookup(struct xdp_md *ctx, const struct xlb_backend *be,
 	}
 	nh->ifindex = fib.ifindex;
 	nh->mtu = fib.mtu_result;
-	__builtin_memcpy(nh->dmac, fib.dmac, ETH_ALEN);
-	__builtin_memcpy(nh->smac, fib.smac, ETH_ALEN);
+	__builtin_memcpy(l2.h.h_dest, fib.dmac, ETH_ALEN);
+	__builtin_memcpy(l2.h.h_source, fib.smac, ETH_ALEN);
+	l2.h.h_proto = be->family == XLB_AF_INET ? bpf_htons(ETH_P_IP)
+						 : bpf_htons(ETH_P_IPV6);
+	nh->eth[0] = l2.w[0];
+	nh->eth[1] = l2.w[1];
 	return 0;
 }
 
+/*
+ * The next hop for an outer packet of tot_len bytes: *nhp points to this
+ * CPU's cache entry, used in place (a copy would be read back in pieces
+ * that the CPU cannot forward from its store buffer), or to scratch.
+ */
 XLB_INLINE int xlb_nexthop(struct xdp_md *ctx, __u32 backend_id,
 			   const struct xlb_backend *be,
 			   const struct xlb_config *cfg, __u32 tot_len,
 			   __u8 inner_family, __u8 tos, __u64 now,
-			   struct xlb_nexthop *nh)
+			   struct xlb_nexthop *scratch,
+			   const struct xlb_nexthop **nhp)
 {
 	struct xlb_fib_cache_entry *c;
 	int err;
 
 	c = bpf_map_lookup_elem(&xlb_fib_cache, &backend_id);
-	if (c && c->expires_ns > now && c->gen == be->gen &&
-	    c->ingress_ifindex == ctx->ingress_ifindex) {
-		*nh = c->nh;
-		return tot_len > nh->mtu ? -XLB_STAT_DROP_TOO_BIG : 0;
+	if (!c) {
+		*nhp = scratch;
+		return xlb_fib_lookup(ctx, be, cfg, tot_len, inner_family, tos,
+				      scratch);
 	}
-	err = xlb_fib_lookup(ctx, be, cfg, tot_len, inner_family, tos, nh);
-	if (!err && c) {
-		c->nh = *nh;
+	*nhp = &c->nh;
+	if (c->expires_ns > now && c->gen == be->gen &&
+	    c->ingress_ifindex == ctx->ingress_ifindex)
+		return tot_len > c->nh.mtu ? -XLB_STAT_DROP_TOO_BIG : 0;
+	/* A failed lookup leaves the entry expired: it is asked again. */
+	c->expires_ns = 0;
+	err = xlb_fib_lookup(ctx, be, cfg, tot_len, inner_family, tos, &c->nh);
+	if (!err) {
 		c->gen = be->gen;
 		c->ingress_ifindex = ctx->ingress_ifindex;
 		c->expires_ns = now + XLB_FIB_CACHE_NS;

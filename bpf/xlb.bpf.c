@@ -33,7 +33,8 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	const struct xlb_backend *be;
 	const struct xlb_vip *vip;
 	struct xlb_pkt pkt = {};
-	struct xlb_nexthop nh;
+	const struct xlb_nexthop *nh;
+	struct xlb_nexthop scratch;
 	__u32 zero = 0, tot_len;
 	struct xlb_ct ct;
 	__u64 hash = 0;
@@ -86,20 +87,20 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 		return -XLB_STAT_DROP_TOO_BIG;
 	/* Before the packet is touched: a pass must hand over the original. */
 	err = xlb_nexthop(ctx, *backend_id, be, cfg, tot_len, pkt.flow.family,
-			  pkt.tos, ct.now, &nh);
+			  pkt.tos, ct.now, &scratch, &nh);
 	if (err)
 		return err;
 	XLB_STAGE_END(XLB_STAGE_NEXTHOP);
 
-	err = xlb_encap(ctx, &pkt, be, cfg, &nh, hash);
+	err = xlb_encap(ctx, &pkt, be, cfg, nh, hash);
 	if (err)
 		return err;
-	if (nh.ifindex == ctx->ingress_ifindex)
+	if (nh->ifindex == ctx->ingress_ifindex)
 		return XDP_TX;
 	/* bpf_redirect rather than a device map: the FIB picks the egress,
 	 * so nothing has to be configured, and since Linux 5.x both go
 	 * through the same per-CPU bulk queue. */
-	return bpf_redirect(nh.ifindex, 0);
+	return bpf_redirect(nh->ifindex, 0);
 }
 
 XLB_INLINE int xlb_run(struct xdp_md *ctx)
