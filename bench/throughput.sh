@@ -229,11 +229,15 @@ config_args() {
 	# Hits: ACKs of 4096 flows, each established by its first packet and
 	# found in the connection table after that. Misses: SYNs, every one
 	# opening a new connection of a flow not seen for 16 million packets.
+	# xlb-gen numbers flows over source addresses, then ports: the hit
+	# flows are ports 1024-1039 of 256 sources, and the misses take other
+	# ports, or their SYNs would open those very connections anew and the
+	# next hit run would find them without entries.
 	local hits="--flows 4096 --tcp-flags A"
 	case $1 in
 	reflector) echo "$G0R $MAC_B0R $NS_GEN $G0R --dst ${VIP4%/tcp} $hits" ;;
 	v4_hit|v4_swap|v4_control) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} $hits" ;;
-	v4_miss) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} --flows max --tcp-flags S" ;;
+	v4_miss) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} --flows max --sport 2048-65535 --tcp-flags S" ;;
 	v6_hit) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP6%/tcp} $hits" ;;
 	v4_redirect) echo "$G0X $MAC_B0X $NS_SINK $S0 --dst ${VIP4B%/tcp} $hits" ;;
 	esac
