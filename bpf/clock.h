@@ -6,9 +6,9 @@
  *
  * bpf_ktime_get_coarse_ns() is a helper call, and on kernels with return
  * thunks (the speculation mitigations) its three calls and returns cost an
- * established flow's packet about 2 ns of its 25. The coarse clock only
- * moves at a timer tick, as jiffies do, and the verifier turns
- * bpf_jiffies64() into one load (x86-64 and arm64 JITs, Linux 5.5 on).
+ * established flow's packet 1-2 ns (bench/bench_datapath.c). The coarse
+ * clock only moves at a timer tick, as jiffies do, and the verifier turns
+ * bpf_jiffies64() into one load (64-bit JITs, Linux 5.5 on).
  * So the program keeps the clock's value with the jiffies it was read at,
  * in two global variables, and calls the helper again only once jiffies
  * have moved: once a tick, not once a packet. Globals rather than a
