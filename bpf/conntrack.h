@@ -144,8 +144,8 @@ XLB_INLINE struct xlb_ct_slot *xlb_ct_slot_at(__u32 i)
 XLB_INLINE bool xlb_ct_holds(const struct xlb_ct_slot *s,
 			     const struct xlb_flow *f)
 {
-	const xlb_flow_word *a = (const xlb_flow_word *)&s->flow;
-	const xlb_flow_word *b = (const xlb_flow_word *)f;
+	const xlb_word *a = (const xlb_word *)&s->flow;
+	const xlb_word *b = (const xlb_word *)f;
 
 	if ((a[4] ^ b[4]) | (a[0] ^ b[0]))
 		return false;

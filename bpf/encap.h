@@ -26,10 +26,6 @@
 #define XLB_OUTER_TTL		64
 #define XLB_IP_DF		0x4000
 
-/* Eight bytes of the frame, written as one (XDP on x86 and arm64 allows
- * unaligned access). */
-typedef __u64 __attribute__((may_alias)) xlb_frame_word;
-
 /* Bytes the outer header adds for a backend of this family. */
 XLB_INLINE __u32 xlb_outer_len(const struct xlb_backend *be)
 {
@@ -107,29 +103,29 @@ XLB_INLINE int xlb_encap(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 			 const struct xlb_nexthop *nh, __u64 hash)
 {
 	int delta = xlb_outer_len(be) - (pkt->l3_off - sizeof(struct ethhdr));
-	xlb_frame_word *eth;
 	void *data, *end;
+	xlb_word *eth;
 
 	if (bpf_xdp_adjust_head(ctx, -delta))
 		return -XLB_STAT_DROP_ENCAP_FAILED;
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
 	eth = data;
+	if ((void *)(eth + 2) > end)
+		return -XLB_STAT_DROP_ENCAP_FAILED;
+	eth[0] = nh->eth[0];
+	eth[1] = nh->eth[1];
 	if (be->family == XLB_AF_INET) {
 		struct iphdr *iph = data + sizeof(struct ethhdr);
 
 		if ((void *)(iph + 1) > end)
 			return -XLB_STAT_DROP_ENCAP_FAILED;
-		eth[0] = nh->eth[0];
-		eth[1] = nh->eth[1];
 		xlb_write_ipv4(iph, pkt, be, cfg);
 	} else {
 		struct ipv6hdr *ip6h = data + sizeof(struct ethhdr);
 
 		if ((void *)(ip6h + 1) > end)
 			return -XLB_STAT_DROP_ENCAP_FAILED;
-		eth[0] = nh->eth[0];
-		eth[1] = nh->eth[1];
 		xlb_write_ipv6(ip6h, pkt, be, cfg, hash);
 	}
 	return 0;

@@ -111,24 +111,21 @@ XLB_INLINE int xlb_fib_lookup(struct xdp_md *ctx, const struct xlb_backend *be,
 /*
  * The next hop for an outer packet of tot_len bytes: *nhp points to this
  * CPU's cache entry, used in place (a copy would be read back in pieces
- * that the CPU cannot forward from its store buffer), or to scratch.
+ * that the CPU cannot forward from its store buffer). Every backend id
+ * has an entry: the cache and xlb_backends have XLB_MAX_BACKENDS each.
  */
 XLB_INLINE int xlb_nexthop(struct xdp_md *ctx, __u32 backend_id,
 			   const struct xlb_backend *be,
 			   const struct xlb_config *cfg, __u32 tot_len,
 			   __u8 inner_family, __u8 tos, __u64 now,
-			   struct xlb_nexthop *scratch,
 			   const struct xlb_nexthop **nhp)
 {
 	struct xlb_fib_cache_entry *c;
 	int err;
 
 	c = bpf_map_lookup_elem(&xlb_fib_cache, &backend_id);
-	if (!c) {
-		*nhp = scratch;
-		return xlb_fib_lookup(ctx, be, cfg, tot_len, inner_family, tos,
-				      scratch);
-	}
+	if (!c)
+		return -XLB_STAT_DROP_FIB_FAILED;
 	*nhp = &c->nh;
 	if (c->expires_ns > now && c->gen == be->gen &&
 	    c->ingress_ifindex == ctx->ingress_ifindex)

@@ -106,7 +106,7 @@ struct xlb_ports {
  */
 XLB_INLINE void xlb_flow_set_addrs4(struct xlb_flow *flow, __be32 src, __be32 dst)
 {
-	xlb_flow_word *w = (xlb_flow_word *)flow;
+	xlb_word *w = (xlb_word *)flow;
 	union {
 		__be32 a[2];
 		__u64 w;
@@ -133,7 +133,7 @@ XLB_INLINE void xlb_flow_set_tail(struct xlb_flow *flow, __u32 ports,
 		__u64 w;
 	} t = { .f = { ports, proto, family, { 0, 0 } } };
 
-	((xlb_flow_word *)flow)[4] = t.w;
+	((xlb_word *)flow)[4] = t.w;
 }
 
 /* TCP or UDP header of an unfragmented packet: must fit the IP payload of
@@ -409,7 +409,7 @@ XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
 {
 	struct xlb_flow *flow = &pkt->flow;
 	struct ipv6hdr *ip6h = data + off;
-	const xlb_flow_word *w;
+	const xlb_word *w;
 	__u32 tot, stop, ports;
 	bool frag = false;
 	__u8 nh;
@@ -423,11 +423,11 @@ XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
 	pkt->l3_len = tot;
 	pkt->tos = ip6h->priority << 4 | ip6h->flow_lbl[0] >> 4;
 	/* Source and destination: four words, as xlb_flow_set_addrs4(). */
-	w = (const xlb_flow_word *)&ip6h->saddr;
-	((xlb_flow_word *)flow)[0] = w[0];
-	((xlb_flow_word *)flow)[1] = w[1];
-	((xlb_flow_word *)flow)[2] = w[2];
-	((xlb_flow_word *)flow)[3] = w[3];
+	w = (const xlb_word *)&ip6h->saddr;
+	((xlb_word *)flow)[0] = w[0];
+	((xlb_word *)flow)[1] = w[1];
+	((xlb_word *)flow)[2] = w[2];
+	((xlb_word *)flow)[3] = w[3];
 
 	stop = off + tot;
 	nh = ip6h->nexthdr;

@@ -34,7 +34,6 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	const struct xlb_vip *vip;
 	struct xlb_pkt pkt = {};
 	const struct xlb_nexthop *nh;
-	struct xlb_nexthop scratch;
 	__u32 zero = 0, tot_len;
 	struct xlb_ct ct;
 	__u64 hash = 0;
@@ -87,7 +86,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 		return -XLB_STAT_DROP_TOO_BIG;
 	/* Before the packet is touched: a pass must hand over the original. */
 	err = xlb_nexthop(ctx, *backend_id, be, cfg, tot_len, pkt.flow.family,
-			  pkt.tos, ct.now, &scratch, &nh);
+			  pkt.tos, ct.now, &nh);
 	if (err)
 		return err;
 	XLB_STAGE_END(XLB_STAGE_NEXTHOP);

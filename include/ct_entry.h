@@ -25,7 +25,7 @@
 static inline __u32 xlb_ct_set_of(const struct xlb_flow *f, __u32 seed,
 				  __u32 mask)
 {
-	const xlb_flow_word *w = (const xlb_flow_word *)f;
+	const xlb_word *w = (const xlb_word *)f;
 	__u64 k = (seed | 1ULL << 32) * 0x9e3779b97f4a7c15ULL;
 	__u64 h = (w[0] ^ k) * 0x9e3779b97f4a7c15ULL +
 		  (w[1] ^ k) * 0xc2b2ae3d27d4eb4fULL +

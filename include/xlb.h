@@ -64,8 +64,9 @@ struct xlb_flow {
 } __attribute__((aligned(8)));	/* hashed and compared as five words */
 XLB_STATIC_ASSERT(sizeof(struct xlb_flow) == 40, "xlb_flow layout");
 
-/* A word of a flow, read or written as such. */
-typedef __u64 __attribute__((may_alias)) xlb_flow_word;
+/* Eight bytes read or written as one word: a flow's, or a frame's (XDP on
+ * x86 and arm64 allows unaligned access). */
+typedef __u64 __attribute__((may_alias)) xlb_word;
 
 /* Key of the VIP map: address, port, protocol. */
 struct xlb_vip_key {
