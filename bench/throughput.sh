@@ -7,11 +7,20 @@
 # markdown section for BENCHMARKS.md on stdout, progress on stderr.
 #
 #   bench/throughput.sh [--quick] [--rounds N] [--seconds S] [--rate PPS]
+#                       [--flows N] [--conntrack-size N] [--configs LIST]
 #
 #   --quick      one short round (the smoke test; figures mean little)
 #   --rounds N   rounds of every configuration, alternating (default 5)
 #   --seconds S  measured interval of each run (default 1.5)
 #   --rate PPS   offered load (default: as fast as xlb-gen goes)
+#   --flows N    flows of the hit configurations (default 4096, at most
+#                262144)
+#   --conntrack-size N
+#                xlb's connection table size (`xlb attach --conntrack-size`;
+#                default: xlb's default)
+#   --configs LIST
+#                the configurations to run, comma-separated (default: all;
+#                the reflector always runs, as every ratio is to it)
 #
 # Topology, one network namespace per box:
 #
@@ -74,14 +83,19 @@ set -uo pipefail
 . "$(dirname "$0")/../tests/lib.sh"
 GEN=$BUILD/bench/xlb-gen
 
-rounds=5 seconds=1.5 warm=0.5 rate=0 quick=0
+rounds=5 seconds=1.5 warm=0.5 rate=0 quick=0 hit_flows=4096 ct_size= only=
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--quick) quick=1 rounds=1 seconds=0.3 warm=0.2 ;;
 	--rounds) rounds=${2:-}; shift ;;
 	--seconds) seconds=${2:-}; shift ;;
 	--rate) rate=${2:-}; shift ;;
-	-h|--help) sed -n '/^#   bench\/throughput.sh/,/^#   --rate/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--flows) hit_flows=${2:-}; shift ;;
+	--conntrack-size) ct_size=${2:-}; shift ;;
+	--configs)
+		[[ -n ${2:-} ]] || { echo "throughput.sh: --configs: a list of configurations is missing" >&2; exit 1; }
+		only=$2; shift ;;
+	-h|--help) sed -n '/^#   bench\/throughput.sh/,/^#                the reflector/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "throughput.sh: unknown argument '$1' (see --help)" >&2; exit 1 ;;
 	esac
 	shift
@@ -90,6 +104,34 @@ done
 [[ $seconds =~ ^[0-9]*\.?[0-9]+$ && ! $seconds =~ ^[0.]+$ ]] ||
 	{ echo "throughput.sh: --seconds: '$seconds' is not a positive number" >&2; exit 1; }
 [[ $rate =~ ^[0-9]+$ ]] || { echo "throughput.sh: --rate: '$rate' is not a whole number" >&2; exit 1; }
+# The hit flows take source ports 1024-2047 of 256 sources (see
+# config_args): 262144 at most.
+[[ $hit_flows =~ ^[1-9][0-9]*$ ]] && (( hit_flows <= 262144 )) ||
+	{ echo "throughput.sh: --flows: '$hit_flows' is not a count from 1 to 262144" >&2; exit 1; }
+[[ -z $ct_size || $ct_size =~ ^[1-9][0-9]*$ ]] ||
+	{ echo "throughput.sh: --conntrack-size: '$ct_size' is not a positive number" >&2; exit 1; }
+
+# The configurations, and those --configs picks.
+ALL_CONFIGS=(reflector v4_hit v4_hit_cached v4_miss v6_hit v4_control v4_swap v4_redirect)
+declare -A TITLE=(
+	[reflector]="MAC-swap XDP_TX reflector (the limit)"
+	[v4_hit]="xlb, IPv4 TCP, connection-table hits"
+	[v4_hit_cached]="xlb, IPv4 TCP, hits of 16 flows (entries stay in the CPU's caches)"
+	[v4_miss]="xlb, IPv4 TCP, misses (every packet a new flow)"
+	[v6_hit]="xlb, IPv6 TCP, connection-table hits"
+	[v4_control]="xlb, IPv4 TCP, hits, \`xlb help\` 20 times a second (control)"
+	[v4_swap]="xlb, IPv4 TCP, hits, table swapped 20 times a second"
+	[v4_redirect]="xlb, IPv4 TCP, hits, out of a second link (XDP_REDIRECT)"
+)
+CONFIGS=("${ALL_CONFIGS[@]}")
+if [[ -n $only ]]; then
+	CONFIGS=(reflector)
+	IFS=, read -r -a picked <<< "$only"
+	for cfg in "${picked[@]}"; do
+		[[ -n ${TITLE[$cfg]:-} ]] || { echo "throughput.sh: --configs: no configuration '$cfg' (there are: ${ALL_CONFIGS[*]})" >&2; exit 1; }
+		[[ $cfg == reflector || " ${CONFIGS[*]} " == *" $cfg "* ]] || CONFIGS+=("$cfg")
+	done
+fi
 
 log() { echo "throughput: $*" >&2; }
 die() { echo "throughput.sh: $*" >&2; exit 1; }
@@ -181,7 +223,7 @@ topology() {
 	ip -n "$NS_LB" route add 192.0.2.128/26 via 203.0.113.130 dev "$B1X" || return 1
 
 	tl_pin_dir PIN lb || return 1
-	xlb attach "$B0X" || return 1
+	xlb attach "$B0X" ${ct_size:+--conntrack-size "$ct_size"} || return 1
 	xlb config set src4 203.0.113.1 src6 2001:db8:1::1 || return 1
 	local b
 	xlb vip add "$VIP4" && xlb vip add "$VIP6" && xlb vip add "$VIP4B" || return 1
@@ -213,30 +255,25 @@ ct_stats() {
 		map(.packets) | join(" ")'
 }
 
-# The configurations: name, generator device, sink namespace and device,
-# xlb-gen options.
-CONFIGS=(reflector v4_hit v4_miss v6_hit v4_control v4_swap v4_redirect)
-declare -A TITLE=(
-	[reflector]="MAC-swap XDP_TX reflector (the limit)"
-	[v4_hit]="xlb, IPv4 TCP, connection-table hits"
-	[v4_miss]="xlb, IPv4 TCP, misses (every packet a new flow)"
-	[v6_hit]="xlb, IPv6 TCP, connection-table hits"
-	[v4_control]="xlb, IPv4 TCP, hits, \`xlb help\` 20 times a second (control)"
-	[v4_swap]="xlb, IPv4 TCP, hits, table swapped 20 times a second"
-	[v4_redirect]="xlb, IPv4 TCP, hits, out of a second link (XDP_REDIRECT)"
-)
+# config_args CONFIG: its generator device, the MAC the frames go to, the
+# sink's namespace and device, and xlb-gen's options.
 config_args() {
-	# Hits: ACKs of 4096 flows, each established by its first packet and
-	# found in the connection table after that. Misses: SYNs, every one
-	# opening a new connection of a flow not seen for 16 million packets.
-	# xlb-gen numbers flows over source addresses, then ports: the hit
-	# flows are ports 1024-1039 of 256 sources, and the misses take other
-	# ports, or their SYNs would open those very connections anew and the
-	# next hit run would find them without entries.
-	local hits="--flows 4096 --tcp-flags A"
+	# Hits: ACKs of --flows flows (4096), each established by its first
+	# packet and found in the connection table after that; each flow's
+	# entry is read again only after every other flow's, as on a busy
+	# balancer. The cached hits take 16 of those flows: their entries stay
+	# in the CPU's caches (and TLB), which shows what the table's memory
+	# costs. Misses: SYNs, every one opening a new connection of a flow not
+	# seen for 16 million packets. The hits take source ports 1024-2047 and
+	# the misses the others, or the misses' SYNs would open the hit flows'
+	# connections anew and the next hit run would find them without
+	# entries. (xlb-gen numbers flows over its 256 source addresses first,
+	# then ports.)
+	local hits="--flows $hit_flows --sport 1024-2047 --tcp-flags A"
 	case $1 in
 	reflector) echo "$G0R $MAC_B0R $NS_GEN $G0R --dst ${VIP4%/tcp} $hits" ;;
 	v4_hit|v4_swap|v4_control) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} $hits" ;;
+	v4_hit_cached) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} --flows 16 --sport 1024-2047 --tcp-flags A" ;;
 	v4_miss) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} --flows max --sport 2048-65535 --tcp-flags S" ;;
 	v6_hit) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP6%/tcp} $hits" ;;
 	v4_redirect) echo "$G0X $MAC_B0X $NS_SINK $S0 --dst ${VIP4B%/tcp} $hits" ;;
@@ -378,11 +415,14 @@ status=0 limited=()
 echo "## End-to-end throughput"
 echo
 echo "Packets per second forwarded between veth links: 64-byte TCP segments from"
-echo "bench/xlb-gen (ACKs of 4096 established flows for hits, SYNs of ever new flows"
+echo "bench/xlb-gen (ACKs of $hit_flows established flows for hits, SYNs of ever new flows"
 echo "for misses), $rounds rounds of $seconds s per configuration, alternating; median"
 echo "and min–max, each as a ratio to the MAC-swap reflector in the balancer's place."
-((quick)) || echo "A first round, not recorded, leaves the connection table full of other flows, as on"
-((quick)) || echo "a balancer in service."
+[[ -z $ct_size ]] || echo "Connection table of $ct_size entries (\`xlb attach --conntrack-size\`)."
+if ((!quick)) && [[ " ${CONFIGS[*]} " == *" v4_miss "* ]]; then
+	echo "A first round, not recorded, leaves the connection table full of other flows, as on"
+	echo "a balancer in service."
+fi
 if ((NAPI_PINNED)); then
 	echo "Generator on CPU $GEN_CPU; balancer (its NAPI thread, at real-time priority) and"
 	echo "sinks on CPU $LB_CPU."
@@ -415,10 +455,12 @@ if [[ ${#limited[@]} -gt 0 ]]; then
 	printf -- '- %s\n' "${limited[@]}"
 	echo
 fi
-read -r swap_med _ <<< "$(stats "$TMP/v4_swap" 1)"
-read -r control_med _ <<< "$(stats "$TMP/v4_control" 1)"
-awk -v s="$swap_med" -v c="$control_med" 'BEGIN { if (c > 0)
-	printf "Table swaps against the control: %.2f of its rate.\n\n", s / c }'
+if [[ -s $TMP/v4_swap && -s $TMP/v4_control ]]; then
+	read -r swap_med _ <<< "$(stats "$TMP/v4_swap" 1)"
+	read -r control_med _ <<< "$(stats "$TMP/v4_control" 1)"
+	awk -v s="$swap_med" -v c="$control_med" 'BEGIN { if (c > 0)
+		printf "Table swaps against the control: %.2f of its rate.\n\n", s / c }'
+fi
 
 # stats_of FILE EXPR: stats of an awk expression of each line's columns,
 # rounded to a whole number.
@@ -454,6 +496,7 @@ for cfg in "${CONFIGS[@]}"; do
 		"$(awk -v c="$cap" -v r="$ref_cap" 'BEGIN { printf "%.2f", (r > 0 ? c / r : 0) }') |"
 done
 echo
+[[ -s $TMP/v4_hit ]] || exit $status
 read -r hit_med _ <<< "$(stats "$TMP/v4_hit" 1)"
 read -r hit_cap _ <<< "$(capacity v4_hit)"
 awk -v x="$hit_med" -v r="$ref_med" -v xc="$hit_cap" -v rc="$ref_cap" 'BEGIN {

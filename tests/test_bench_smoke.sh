@@ -200,6 +200,24 @@ test_pktgen_rejects_bad_options() {
 	tl_check pktgen_rejects_bad_options test "$ok" -eq 1
 }
 
+# throughput.sh refuses bad options with one line, before it sets anything
+# up (the checks come before its root check, so they hold for any user).
+test_throughput_rejects_bad_options() {
+	local opts out rc ok=1
+	for opts in "--rounds 0" "--seconds 0" "--rate fast" "--flows 0" "--flows 262145" \
+		"--conntrack-size -1" "--configs" "--configs v4_hit,no_such" "--no-such-option"; do
+		# shellcheck disable=SC2086
+		out=$("$XLB_TOP/bench/throughput.sh" $opts 2>&1 >/dev/null)
+		rc=$?
+		if [[ $rc -eq 0 || $(wc -l <<< "$out") -ne 1 || $out != "throughput.sh: "* ||
+		      $out == *"needs root"* ]]; then
+			echo "  throughput.sh $opts: exit $rc, said: $out"
+			ok=0
+		fi
+	done
+	tl_check throughput_rejects_bad_options test "$ok" -eq 1
+}
+
 # Every benchmark through the report, with tiny counts.
 test_bench_report() {
 	local name line
@@ -226,6 +244,7 @@ test_bench_report() {
 
 test_gen_rejects_bad_options
 test_pktgen_rejects_bad_options
+test_throughput_rejects_bad_options
 tl_require_root gen_writes_valid_frames || exit 0
 test_gen_writes_valid_frames
 test_gen_tcp_flags
