@@ -178,7 +178,7 @@ int xlb_ct_find(int ct_fd, __u32 seed, const struct xlb_flow *flow,
 	err = -ENOENT;
 	for (w = 0; w < XLB_CT_WAYS; w++) {
 		if (ct_read(&set.slot[w], &f, e) && !memcmp(&f, flow, sizeof(f))) {
-			err = 0;
+			err = (int)w;
 			break;
 		}
 	}

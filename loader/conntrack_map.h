@@ -44,7 +44,9 @@ int xlb_ct_flush(int ct_fd);
 int xlb_ct_insert(int ct_fd, __u32 seed, const struct xlb_flow *flow,
 		  const struct xlb_ct_entry *e);
 
-/* The flow's entry, timed out or not, into *e: 0, -ENOENT or -errno. */
+/* The flow's entry, timed out or not, into *e. Returns its way, the place
+ * of its slot in the set (0 to XLB_CT_WAYS - 1, the order lookups read
+ * them in), -ENOENT or -errno. */
 int xlb_ct_find(int ct_fd, __u32 seed, const struct xlb_flow *flow,
 		struct xlb_ct_entry *e);
 

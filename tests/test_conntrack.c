@@ -1050,7 +1050,15 @@ static bool has_entry(__u32 seed, const struct tflow *f)
 {
 	struct xlb_ct_entry e;
 
-	return xlb_ct_find(inst.maps.conntrack, seed, &f->tuple, &e) == 0;
+	return xlb_ct_find(inst.maps.conntrack, seed, &f->tuple, &e) >= 0;
+}
+
+/* The flow's way in its set (xlb_ct_find()), or a negative errno. */
+static int way_of(__u32 seed, const struct tflow *f)
+{
+	struct xlb_ct_entry e;
+
+	return xlb_ct_find(inst.maps.conntrack, seed, &f->tuple, &e);
 }
 
 /*
@@ -1140,6 +1148,68 @@ static void a_full_set_gives_up_one_packet_entries_first(void)
 	ASSERT_OK(xlb_ct_flush(inst.maps.conntrack), "empty the connection table");
 }
 
+/*
+ * A lookup reads the slots of its set in order, a cache line each. A flow
+ * that comes while its set is full of entries seen once lands behind some
+ * of them; the packet that establishes it swaps it with the first of them,
+ * so that its later packets read fewer slots. Each flow of the set keeps
+ * its entry and its backend, nothing is recorded or evicted for it, and a
+ * flow established earlier stays ahead.
+ */
+static void an_established_flow_moves_ahead_of_one_packet_entries(void)
+{
+	struct tflow f[XLB_CT_WAYS];
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	__u64 inserted, evicted;
+	struct xlb_config cfg;
+	int be[XLB_CT_WAYS], i, last = XLB_CT_WAYS - 1;
+	bool ways[XLB_CT_WAYS] = {};
+
+	if (!setup() || !configure(N_BACKENDS, NO_CAP) ||
+	    !ASSERT_OK(bpf_map_lookup_elem(inst.maps.config, &zero, &cfg), "config") ||
+	    !ASSERT_OK(bpf_obj_get_info_by_fd(inst.maps.conntrack, &info, &len), "table") ||
+	    !flows_of_one_set(cfg.ct_seed, info.max_entries - 1, f, XLB_CT_WAYS))
+		return;
+
+	/* f[0] established, then the others seen once each, in order. */
+	for (i = 0; i < XLB_CT_WAYS; i++) {
+		be[i] = run_flow(&f[i], PKT_TCP_ACK);
+		ASSERT_GE(be[i], 0, "a flow of the set is forwarded");
+		if (!i)
+			ASSERT_EQ(run_flow(&f[0], PKT_TCP_ACK), be[0], "f[0] established");
+	}
+	for (i = 0; i < XLB_CT_WAYS; i++)
+		ASSERT_EQ(way_of(cfg.ct_seed, &f[i]), i, "entries in the order they came");
+	inserted = stat_packets(XLB_STAT_CT_INSERT);
+	evicted = stat_packets(XLB_STAT_CT_EVICT);
+
+	/* The last one's second packet: it takes f[1]'s slot, f[1] its. */
+	ASSERT_EQ(run_flow(&f[last], PKT_TCP_ACK), be[last], "same backend on the second packet");
+	ASSERT_EQ(way_of(cfg.ct_seed, &f[last]), 1, "the established flow moved ahead");
+	ASSERT_EQ(way_of(cfg.ct_seed, &f[1]), last, "the one it passed took its slot");
+	ASSERT_EQ(way_of(cfg.ct_seed, &f[0]), 0, "the flow established earlier stayed first");
+
+	/* Its later packets move nothing. */
+	ASSERT_EQ(run_flow(&f[last], PKT_TCP_ACK), be[last], "same backend on a third packet");
+	ASSERT_EQ(way_of(cfg.ct_seed, &f[last]), 1, "an established flow stays where it is");
+	ASSERT_EQ(way_of(cfg.ct_seed, &f[1]), last, "and so does the rest of the set");
+
+	/* Every flow, established now in turn, keeps its backend and its
+	 * entry, each in a slot of its own. */
+	for (i = 0; i < XLB_CT_WAYS; i++)
+		ASSERT_EQ(run_flow(&f[i], PKT_TCP_ACK), be[i], "each flow keeps its backend");
+	for (i = 0; i < XLB_CT_WAYS; i++) {
+		int w = way_of(cfg.ct_seed, &f[i]);
+
+		if (ASSERT_TRUE(w >= 0 && w < XLB_CT_WAYS && !ways[w], "an entry in a slot of its own"))
+			ways[w] = true;
+	}
+	ASSERT_EQ(stat_packets(XLB_STAT_CT_INSERT), inserted, "no entry recorded anew");
+	ASSERT_EQ(stat_packets(XLB_STAT_CT_EVICT), evicted, "none evicted");
+	ASSERT_OK(xlb_ct_flush(inst.maps.conntrack), "empty the connection table");
+}
+
 TEST_MAIN(
 	TEST(generated_trace_through_backend_changes),
 	TEST(real_captures_through_backend_changes),
@@ -1147,4 +1217,5 @@ TEST_MAIN(
 	TEST(udp_and_closed_tcp_entries_expire),
 	TEST(icmp_errors_reach_a_draining_backend_and_record_nothing),
 	TEST(a_full_set_gives_up_one_packet_entries_first),
+	TEST(an_established_flow_moves_ahead_of_one_packet_entries),
 )
