@@ -20,7 +20,8 @@
 #                default: xlb's default)
 #   --configs LIST
 #                the configurations to run, comma-separated (default: all;
-#                the reflector always runs, as every ratio is to it)
+#                the reflector always runs, as every ratio is to it, and
+#                its IPv6 run with any IPv6 configuration)
 #
 # Topology, one network namespace per box:
 #
@@ -95,7 +96,7 @@ while [[ $# -gt 0 ]]; do
 	--configs)
 		[[ -n ${2:-} ]] || { echo "throughput.sh: --configs: a list of configurations is missing" >&2; exit 1; }
 		only=$2; shift ;;
-	-h|--help) sed -n '/^#   bench\/throughput.sh/,/^#                the reflector/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '/^#   bench\/throughput.sh/,/^#                its IPv6 run/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "throughput.sh: unknown argument '$1' (see --help)" >&2; exit 1 ;;
 	esac
 	shift
@@ -112,9 +113,10 @@ done
 	{ echo "throughput.sh: --conntrack-size: '$ct_size' is not a positive number" >&2; exit 1; }
 
 # The configurations, and those --configs picks.
-ALL_CONFIGS=(reflector v4_hit v4_hit_cached v4_miss v6_hit v4_control v4_swap v4_redirect)
+ALL_CONFIGS=(reflector reflector6 v4_hit v4_hit_cached v4_miss v6_hit v4_control v4_swap v4_redirect)
 declare -A TITLE=(
 	[reflector]="MAC-swap XDP_TX reflector (the limit)"
+	[reflector6]="MAC-swap XDP_TX reflector, IPv6 frames (the limit for IPv6)"
 	[v4_hit]="xlb, IPv4 TCP, connection-table hits"
 	[v4_hit_cached]="xlb, IPv4 TCP, hits of 16 flows (entries stay in the CPU's caches)"
 	[v4_miss]="xlb, IPv4 TCP, misses (every packet a new flow)"
@@ -130,8 +132,14 @@ if [[ -n $only ]]; then
 	for cfg in "${picked[@]}"; do
 		[[ -n ${TITLE[$cfg]:-} ]] || { echo "throughput.sh: --configs: no configuration '$cfg' (there are: ${ALL_CONFIGS[*]})" >&2; exit 1; }
 		[[ $cfg == reflector || " ${CONFIGS[*]} " == *" $cfg "* ]] || CONFIGS+=("$cfg")
+		[[ $cfg != v6_* || " ${CONFIGS[*]} " == *" reflector6 "* ]] || CONFIGS=(reflector reflector6 "${CONFIGS[@]:1}")
 	done
 fi
+# base_of CONFIG: the reflector its ratio is to. IPv6 frames are longer
+# than IPv4 ones (74 bytes against 64): an IPv6 configuration is held
+# against the reflector of the same frames, so that what the frames cost
+# any forwarder counts on both sides.
+base_of() { [[ $1 == v6_* || $1 == reflector6 ]] && echo reflector6 || echo reflector; }
 
 log() { echo "throughput: $*" >&2; }
 die() { echo "throughput.sh: $*" >&2; exit 1; }
@@ -272,6 +280,7 @@ config_args() {
 	local hits="--flows $hit_flows --sport 1024-2047 --tcp-flags A"
 	case $1 in
 	reflector) echo "$G0R $MAC_B0R $NS_GEN $G0R --dst ${VIP4%/tcp} $hits" ;;
+	reflector6) echo "$G0R $MAC_B0R $NS_GEN $G0R --dst ${VIP6%/tcp} $hits" ;;
 	v4_hit|v4_swap|v4_control) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} $hits" ;;
 	v4_hit_cached) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} --flows 16 --sport 1024-2047 --tcp-flags A" ;;
 	v4_miss) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} --flows max --sport 2048-65535 --tcp-flags S" ;;
@@ -322,7 +331,7 @@ run() {
 		cmd_loop "$TMP/swaps" "$([[ $cfg == v4_swap ]] && echo swap_once || echo help_once)" &
 		swap_pid=$!
 	fi
-	[[ $cfg == reflector ]] || ct0=$(ct_stats)
+	[[ $cfg == reflector* ]] || ct0=$(ct_stats)
 	c0=$(received "$sns" "$sdev")
 	# The generator runs until stopped: the measurement starts once frames
 	# arrive (loading its program may take a while), after a warm-up.
@@ -355,7 +364,7 @@ run() {
 		swaps=$((swaps * 1000000000 / (t1 - t0)))
 	fi
 	local ct_hits=- ct_misses=- ct_bypassed=- h0 m0 b0
-	if [[ $cfg != reflector ]]; then
+	if [[ $cfg != reflector* ]]; then
 		ct1=$(ct_stats)
 		read -r ct_hits ct_misses ct_bypassed _ <<< "$ct1"
 		read -r h0 m0 b0 _ <<< "$ct0"
@@ -409,15 +418,21 @@ for ((r = 0; r < rounds; r++)); do
 	done
 done
 
-read -r ref_med _ <<< "$(stats "$TMP/reflector" 1)"
-(( ref_med > 0 )) || die "the reflector forwarded nothing: the topology does not carry traffic"
+declare -A REF_MED REF_CAP
+for cfg in reflector reflector6; do
+	[[ -s $TMP/$cfg ]] || continue
+	read -r REF_MED[$cfg] _ <<< "$(stats "$TMP/$cfg" 1)"
+	(( REF_MED[$cfg] > 0 )) || die "the reflector forwarded nothing: the topology does not carry traffic"
+done
+ref_med=${REF_MED[reflector]}
 status=0 limited=()
 echo "## End-to-end throughput"
 echo
 echo "Packets per second forwarded between veth links: 64-byte TCP segments from"
 echo "bench/xlb-gen (ACKs of $hit_flows established flows for hits, SYNs of ever new flows"
 echo "for misses), $rounds rounds of $seconds s per configuration, alternating; median"
-echo "and min–max, each as a ratio to the MAC-swap reflector in the balancer's place."
+echo "and min–max, each as a ratio to the MAC-swap reflector in the balancer's place"
+echo "(IPv6 configurations to the reflector of IPv6 frames)."
 [[ -z $ct_size ]] || echo "Connection table of $ct_size entries (\`xlb attach --conntrack-size\`)."
 if ((!quick)) && [[ " ${CONFIGS[*]} " == *" v4_miss "* ]]; then
 	echo "A first round, not recorded, leaves the connection table full of other flows, as on"
@@ -436,9 +451,9 @@ echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 for cfg in "${CONFIGS[@]}"; do
 	read -r med lo hi <<< "$(stats "$TMP/$cfg" 1)"
 	read -r off _ <<< "$(stats "$TMP/$cfg" 2)"
-	ratio=$(echo "$med $ref_med" | awk '{ printf "%.2f", $1 / $2 }')
+	ratio=$(echo "$med ${REF_MED[$(base_of "$cfg")]}" | awk '{ printf "%.2f", $1 / $2 }')
 	ct=- sw=-
-	if [[ $cfg != reflector ]]; then
+	if [[ $cfg != reflector* ]]; then
 		ct=$(awk '{ h += $3; m += $4; b += $6 } END {
 			if (h + m == 0) print "none counted"
 			else printf "%.0f%% / %.0f%% / %.0f%%", 100 * h / (h + m),
@@ -483,7 +498,11 @@ echo "commands run on that CPU too.)"
 echo
 echo "| configuration | offered Mpps | forwarded Mpps | CPU $LB_CPU busy | ns per packet | Mpps per busy CPU (median) | min–max | ratio to reflector |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-read -r ref_cap _ <<< "$(capacity reflector)"
+for cfg in reflector reflector6; do
+	[[ -s $TMP/$cfg.paced ]] || continue
+	read -r REF_CAP[$cfg] _ <<< "$(capacity "$cfg")"
+done
+ref_cap=${REF_CAP[reflector]}
 for cfg in "${CONFIGS[@]}"; do
 	[[ $cfg != v4_swap && $cfg != v4_control ]] || continue
 	read -r cap lo hi <<< "$(capacity "$cfg")"
@@ -493,7 +512,7 @@ for cfg in "${CONFIGS[@]}"; do
 	echo "| ${TITLE[$cfg]} | $(mpps "$off") | $(mpps "$fwd") | $busy% |" \
 		"$(awk -v c="$cap" 'BEGIN { printf "%.0f", (c > 0 ? 1e9 / c : 0) }') |" \
 		"$(mpps "$cap") | $(mpps "$lo")–$(mpps "$hi") |" \
-		"$(awk -v c="$cap" -v r="$ref_cap" 'BEGIN { printf "%.2f", (r > 0 ? c / r : 0) }') |"
+		"$(awk -v c="$cap" -v r="${REF_CAP[$(base_of "$cfg")]}" 'BEGIN { printf "%.2f", (r > 0 ? c / r : 0) }') |"
 done
 echo
 [[ -s $TMP/v4_hit ]] || exit $status
