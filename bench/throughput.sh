@@ -392,11 +392,11 @@ topology > "$TMP/setup.log" 2>&1 ||
 ((NAPI_PINNED)) || log "threaded NAPI is not available: the balancer shares the generator's CPU"
 
 # A first round is not recorded: it leaves the connection table as the
-# rounds after it find it, full of other flows, and the long-lived flows
-# of the hit configurations behind newer ones in their hash buckets, as on
-# a balancer in service. Measured here, a hit costs a third more in that
-# state than in a fresh table, so without the warm-up the first round's hit
-# figures stood apart.
+# rounds after it find it, full of other flows, as on a balancer in
+# service; the hit flows that came after the misses' flood sit in full
+# sets (ahead of their one-packet entries once established: see
+# bpf/conntrack.h). Without the warm-up the first round's hit figures
+# stood apart.
 if ((!quick)); then
 	log "warm-up round (not recorded)"
 	for cfg in "${CONFIGS[@]}"; do
