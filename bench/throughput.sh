@@ -275,8 +275,8 @@ config_args() {
 	# seen for 16 million packets. The hits take source ports 1024-2047 and
 	# the misses the others, or the misses' SYNs would open the hit flows'
 	# connections anew and the next hit run would find them without
-	# entries. (xlb-gen numbers flows over its 256 source addresses first,
-	# then ports.)
+	# entries. (xlb-gen numbers flows over its source addresses first,
+	# 256 for IPv4, then ports.)
 	local hits="--flows $hit_flows --sport 1024-2047 --tcp-flags A"
 	case $1 in
 	reflector) echo "$G0R $MAC_B0R $NS_GEN $G0R --dst ${VIP4%/tcp} $hits" ;;

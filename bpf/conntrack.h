@@ -194,10 +194,14 @@ XLB_INLINE void xlb_ct_flag(struct xlb_ct_slot *s, __u32 seq, __u16 flags)
  * entry) or a one-packet entry's. Which entry gives way when the set is
  * full does not depend on the order, so this changes nothing else.
  *
- * Both slots are locked; a lookup of either flow meanwhile sees an odd seq
- * and goes by the lookup table, as for any entry being written. When the
- * second lock fails the first is released unchanged, and only the flag is
- * set.
+ * Both slots are locked. A lookup of either flow on another CPU meanwhile
+ * sees an odd seq, or reads the first slot before the swap and the second
+ * after it, and misses the flow: the packet goes by the lookup table, as
+ * for any entry being written, and the table may record the flow anew,
+ * behind its moved entry, which lookups keep finding first. That takes a
+ * flow's packets on two CPUs in the same few nanoseconds, once in the
+ * flow's life. When the second lock fails the first is released
+ * unchanged, and only the flag is set.
  */
 XLB_INLINE void xlb_ct_promote(struct xlb_ct_slot *s, __u32 seq,
 			       struct xlb_ct_slot *a, __u32 aseq, __u16 flags)
