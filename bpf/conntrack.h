@@ -203,11 +203,24 @@ XLB_INLINE void xlb_ct_flag(struct xlb_ct_slot *s, __u32 seq, __u16 flags)
  * flow's life. When the second lock fails the first is released
  * unchanged, and only the flag is set.
  */
+/* Write flow and entry e into slot s, which the caller holds: every field
+ * but the slot's seq. */
+XLB_INLINE void xlb_ct_fill(struct xlb_ct_slot *s, const struct xlb_flow *flow,
+			    const struct xlb_ct_entry *e)
+{
+	s->flow = *flow;
+	s->e.backend_id = e->backend_id;
+	s->e.flags = e->flags;
+	s->e.gen = e->gen;
+	s->e.last_seen_ns = e->last_seen_ns;
+	s->e.hash = e->hash;
+}
+
 XLB_INLINE void xlb_ct_promote(struct xlb_ct_slot *s, __u32 seq,
 			       struct xlb_ct_slot *a, __u32 aseq, __u16 flags)
 {
+	struct xlb_ct_entry e, moved;
 	struct xlb_flow flow;
-	struct xlb_ct_entry e;
 
 	if (!xlb_ct_lock(a, aseq)) {
 		xlb_ct_flag(s, seq, flags);
@@ -220,18 +233,10 @@ XLB_INLINE void xlb_ct_promote(struct xlb_ct_slot *s, __u32 seq,
 	xlb_barrier();
 	flow = a->flow;
 	e = a->e;
-	a->flow = s->flow;
-	a->e.backend_id = s->e.backend_id;
-	a->e.flags = flags;
-	a->e.gen = s->e.gen;
-	a->e.last_seen_ns = s->e.last_seen_ns;
-	a->e.hash = s->e.hash;
-	s->flow = flow;
-	s->e.backend_id = e.backend_id;
-	s->e.flags = e.flags;
-	s->e.gen = e.gen;
-	s->e.last_seen_ns = e.last_seen_ns;
-	s->e.hash = e.hash;
+	moved = s->e;
+	moved.flags = flags;
+	xlb_ct_fill(a, &s->flow, &moved);
+	xlb_ct_fill(s, &flow, &e);
 	xlb_ct_unlock(s, seq);
 	xlb_ct_unlock(a, aseq);
 }

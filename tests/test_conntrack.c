@@ -1045,20 +1045,18 @@ out:
 /* ------------------------------------------------------------------ */
 /* A full set                                                           */
 
-/* Has the flow an entry in the connection table? */
-static bool has_entry(__u32 seed, const struct tflow *f)
-{
-	struct xlb_ct_entry e;
-
-	return xlb_ct_find(inst.maps.conntrack, seed, &f->tuple, &e) >= 0;
-}
-
 /* The flow's way in its set (xlb_ct_find()), or a negative errno. */
 static int way_of(__u32 seed, const struct tflow *f)
 {
 	struct xlb_ct_entry e;
 
 	return xlb_ct_find(inst.maps.conntrack, seed, &f->tuple, &e);
+}
+
+/* Has the flow an entry in the connection table? */
+static bool has_entry(__u32 seed, const struct tflow *f)
+{
+	return way_of(seed, f) >= 0;
 }
 
 /*
