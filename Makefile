@@ -25,27 +25,45 @@ endif
 
 ARCH_INCLUDE := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
 
+# loader/ is layered: each folder includes only the folders before it in
+# LAYERS (tests/test_layers.sh checks it). The command line comes last.
+LAYERS     := common algo sim instance replay cli
+LAYER_INC  := $(addprefix -Iloader/,$(LAYERS))
+
 WARN       := -Wall -Wextra -Werror
 CFLAGS     ?= -O2 -g
-XLB_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iloader -I$(BUILD) -MMD -MP
+XLB_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude $(LAYER_INC) -I$(BUILD) -MMD -MP
 LDLIBS     := -lxdp -lbpf -lpcap -ljson-c -lelf -lz -lm
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 $(WARN) -Iinclude -Ibpf \
               -I$(ARCH_INCLUDE) -MMD -MP
 
-BPF_SRCS    := $(wildcard bpf/*.bpf.c)
-BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
-SKELS       := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+# BPF programs: the datapath and the backend side (bpf/), benchmark-only
+# programs (bench/bpf/), the traffic generator's (tools/). Objects and
+# skeletons all land in $(BUILD)/.
+BPF_SRCS    := $(wildcard bpf/*.bpf.c bench/bpf/*.bpf.c tools/*.bpf.c)
+BPF_OBJS    := $(addprefix $(BUILD)/,$(notdir $(BPF_SRCS:.bpf.c=.bpf.o)))
+SKELS       := $(BPF_OBJS:.bpf.o=.skel.h)
+vpath %.bpf.c bpf bench/bpf tools
 
-LOADER_SRCS := $(wildcard loader/*.c)
-LOADER_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(LOADER_SRCS))
-LIB_OBJS    := $(filter-out $(BUILD)/loader/main.o,$(LOADER_OBJS))
+LIB_SRCS    := $(wildcard $(addsuffix /*.c,$(addprefix loader/,$(filter-out cli,$(LAYERS)))))
+LIB_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
+CLI_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(wildcard loader/cli/*.c))
 LIBXLB      := $(BUILD)/libxlb.a
 
-# Every tests/*.c and bench/*.c is a program of its own, linked with libxlb.
+# The test build of xlb: the same objects, but the instance layer stops
+# where tests/lib/fault.c says (XLB_TEST_BUILD). The shipped xlb has none of it.
+TEST_LIB_OBJS := $(filter-out $(BUILD)/loader/instance/instance.o,$(LIB_OBJS)) \
+                 $(BUILD)/test-build/instance.o $(BUILD)/test-build/fault.o
+XLB_TEST    := $(BUILD)/tests/xlb-test
+
+# Every tests/*.c, bench/*.c and tools/*.c is a program of its own, linked
+# with libxlb.
 TEST_SRCS   := $(wildcard tests/*.c)
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 BENCH_SRCS  := $(wildcard bench/*.c)
 BENCH_BINS  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+TOOL_SRCS   := $(filter-out %.bpf.c,$(wildcard tools/*.c))
+TOOL_BINS   := $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
 
 # The same datapath built by clang 19, to check it loads with either compiler.
 BPF19_OBJ   := $(if $(shell command -v $(CLANG19) 2>/dev/null),$(BUILD)/clang19/xlb.bpf.o)
@@ -53,17 +71,16 @@ BPF19_OBJ   := $(if $(shell command -v $(CLANG19) 2>/dev/null),$(BUILD)/clang19/
 .DELETE_ON_ERROR:
 .PHONY: all deps test bench demo vmtest install clean
 
-all: $(BPF_OBJS) $(SKELS) $(BUILD)/xlb $(TEST_BINS) $(BENCH_BINS) $(BPF19_OBJ)
+all: $(BPF_OBJS) $(SKELS) $(BUILD)/xlb $(XLB_TEST) $(TEST_BINS) $(BENCH_BINS) $(TOOL_BINS) $(BPF19_OBJ)
 
-$(BUILD) $(BUILD)/loader $(BUILD)/tests $(BUILD)/bench $(BUILD)/clang19:
-	$(Q)mkdir -p $@
-
-$(BUILD)/%.bpf.o: bpf/%.bpf.c | $(BUILD)
+$(BUILD)/%.bpf.o: %.bpf.c
 	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/clang19/%.bpf.o: bpf/%.bpf.c | $(BUILD)/clang19
+$(BUILD)/clang19/%.bpf.o: bpf/%.bpf.c
 	$(call msg,BPF19,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG19) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
@@ -72,25 +89,48 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 
 # Skeletons are generated headers: build them before any C file that may
 # include one (the -MMD files take over once they exist).
-$(BUILD)/loader/%.o: loader/%.c | $(BUILD)/loader $(SKELS)
+$(BUILD)/loader/%.o: loader/%.c | $(SKELS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(XLB_CFLAGS) -c $< -o $@
+
+$(BUILD)/test-build/instance.o: loader/instance/instance.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(XLB_CFLAGS) -DXLB_TEST_BUILD -c $< -o $@
+
+$(BUILD)/test-build/fault.o: tests/lib/fault.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(XLB_CFLAGS) -c $< -o $@
 
 $(LIBXLB): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/xlb: $(BUILD)/loader/main.o $(LIBXLB)
+$(BUILD)/xlb: $(CLI_OBJS) $(LIBXLB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(XLB_CFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/%.c $(LIBXLB) | $(BUILD)/tests $(SKELS)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(XLB_CFLAGS) -Itests $< $(LIBXLB) $(LDLIBS) -o $@
+$(XLB_TEST): $(CLI_OBJS) $(TEST_LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(XLB_CFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/bench/%: bench/%.c $(LIBXLB) | $(BUILD)/bench $(SKELS)
+$(BUILD)/tests/%: tests/%.c $(LIBXLB) | $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(XLB_CFLAGS) -Itests $< $(LIBXLB) $(LDLIBS) -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(XLB_CFLAGS) -Itests/lib $< $(LIBXLB) $(LDLIBS) -o $@
+
+$(BUILD)/bench/%: bench/%.c $(LIBXLB) | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(XLB_CFLAGS) -Itests/lib $< $(LIBXLB) $(LDLIBS) -o $@
+
+$(BUILD)/tools/%: tools/%.c $(LIBXLB) | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(XLB_CFLAGS) $< $(LIBXLB) $(LDLIBS) -o $@
 
 deps:
 	$(Q)scripts/deps.sh
@@ -121,4 +161,4 @@ clean:
 	$(call msg,CLEAN,$(BUILD))
 	$(Q)rm -rf $(BUILD)
 
--include $(wildcard $(BUILD)/*.d $(BUILD)/*/*.d)
+-include $(wildcard $(BUILD)/*.d $(BUILD)/*/*.d $(BUILD)/*/*/*.d)

@@ -7,7 +7,7 @@
  *
  *   bench_conntrack [--quick]    --quick: 100,000 repeats, one round
  *
- * The programs are those of bpf/ct_bench.bpf.c in the datapath fixture's
+ * The programs are those of bench/bpf/ct_bench.bpf.c in the datapath fixture's
  * private network namespace (tests/dp_fixture.h), timed as
  * bench_datapath.c times them (bench_testrun.h): every program restores the
  * benchmark frame before each run, a miss variant also makes it a new flow,
@@ -264,7 +264,7 @@ int main(int argc, char **argv)
 	printf("## Connection table: ns per packet (BPF_PROG_TEST_RUN)\n\n");
 	printf("Each figure is the CPU time of one BPF_PROG_TEST_RUN call with repeat = %u,\n"
 	       "divided by the repeat count; the median of %d interleaved round%s. The\n"
-	       "programs are bpf/ct_bench.bpf.c's, each restoring the benchmark frame\n"
+	       "programs are bench/bpf/ct_bench.bpf.c's, each restoring the benchmark frame\n"
 	       "before every run (a TCP ACK of 54 or 74 bytes to a VIP with M = 65537 and\n"
 	       "64 backends, to a backend of its family); the new-flow variants also give\n"
 	       "it a new source every run, and are compared with the lookup table alone\n"

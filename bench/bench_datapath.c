@@ -3,7 +3,7 @@
  * ns per packet of the XDP datapath, run by BPF_PROG_TEST_RUN with repeat
  * in a private network namespace (tests/dp_fixture.h), against the MAC-swap
  * reflector as the baseline; and where the time goes, from variants of the
- * program that stop after each stage (bpf/xlb_bench.bpf.c).
+ * program that stop after each stage (bench/bpf/xlb_bench.bpf.c).
  *
  *   bench_datapath [--quick]    --quick: 100,000 repeats, one round
  *
@@ -23,7 +23,7 @@
 #include "conntrack_map.h"
 #include "ct_entry.h"
 #include "xlb_bench.skel.h"
-#include "../bpf/stages.h"
+#include "stages.h"
 
 #define TARGET_NS	25.0
 
@@ -103,14 +103,14 @@ static int prime_entry(const struct variant *v)
 			     cfg.ct_seed, &f->flow, &e);
 }
 
-/* bpf/reflector.bpf.c as it is: the reference without the restore. */
+/* bench/bpf/reflector.bpf.c as it is: the reference without the restore. */
 static int load_plain(struct variant *v)
 {
 	char path[512];
 	int err;
 
 	snprintf(path, sizeof(path), "%s/reflector.bpf.o", build_dir);
-	err = xlb_testrun_load(path, &v->fx->obj);
+	err = xlb_sandbox_load(path, &v->fx->obj);
 	if (err)
 		return err;
 	v->fx->prog_fd = bpf_program__fd(bpf_object__find_program_by_name(v->fx->obj,
@@ -353,7 +353,7 @@ int main(int argc, char **argv)
 	       "program, the baseline included, first restores the benchmark frame (the\n"
 	       "repeat mode feeds each run the previous output), and the verdict and bytes\n"
 	       "of the last run are checked against the model. The baseline is the MAC-swap\n"
-	       "reflector (bpf/reflector.bpf.c) behind the same restore; xlb uses a VIP with\n"
+	       "reflector (bench/bpf/reflector.bpf.c) behind the same restore; xlb uses a VIP with\n"
 	       "M = 65537 and 64 backends and TCP segments of 54 (IPv4) or 74 (IPv6) bytes:\n"
 	       "ACKs of an established flow, which find their connection-table entry (most\n"
 	       "packets a balancer forwards), and SYNs, which open a connection and go by\n"

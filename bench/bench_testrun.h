@@ -3,7 +3,7 @@
  * Timing XDP programs with BPF_PROG_TEST_RUN and repeat, for
  * bench_datapath.c and bench_conntrack.c: the benchmark frames, one
  * measurement, and the median of interleaved rounds. The programs timed
- * restore their frame before each run (bpf/xlb_bench.bpf.c), since every
+ * restore their frame before each run (bench/bpf/xlb_bench.bpf.c), since every
  * run with repeat sees the previous run's output.
  */
 #ifndef XLB_BENCH_TESTRUN_H

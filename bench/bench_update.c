@@ -33,7 +33,7 @@
 #include <bpf/libbpf.h>
 
 #include "addr.h"
-#include "cli.h"
+#include "report.h"
 #include "instance.h"
 #include "update.h"
 #include "median.h"
@@ -42,6 +42,8 @@
 #define TARGET_MS 1.0	/* computed to live, M = 65537 */
 
 static const char *build;
+/* The benchmark's instance, opened in process as xlb opens it. */
+static struct xlb_instance_opts where;
 
 static double now_ms(void)
 {
@@ -60,7 +62,7 @@ static int make_instance(void)
 	if (!obj)
 		return -1;
 	bpf_object__close(obj);
-	xlb_opts.pin_dir = pinned_dir;
+	where.pin_dir = pinned_dir;
 	return 0;
 }
 
@@ -116,7 +118,7 @@ static int make_vip(__u32 m, size_t n, struct xlb_vip_key *key,
 		xlb_addr_parse(a, want[i].addr, &want[i].family, &why);
 		want[i].weight = 1;
 	}
-	err = xlb_update_open(&inst, &st, false);
+	err = xlb_update_open(&inst, &where, &st, false);
 	if (err)
 		return err;
 	/* Start from this VIP alone. */
@@ -145,7 +147,7 @@ static int change_in_process(const struct xlb_vip_key *key, __u32 m,
 	int err;
 
 	next_weight(want);
-	err = xlb_update_open(&inst, &st, false);
+	err = xlb_update_open(&inst, &where, &st, false);
 	if (err)
 		return err;
 	err = xlb_vip_converge(&inst, st, key, m, want, n);

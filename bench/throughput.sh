@@ -28,13 +28,13 @@
 #   gen ── g0r ═══ b0r ── ref      reflector: XDP_TX back to g0r
 #      └── g0x ═══ b0x ── lb ── b1x ═══ s0 ── sink
 #
-# xlb-gen (bench/xlb-gen.c) pushes TCP segments of many flows out of g0r or g0x
+# xlb-gen (tools/xlb-gen.c) pushes TCP segments of many flows out of g0r or g0x
 # with BPF_PROG_TEST_RUN live frames. The reflector sends every frame back
 # out of the link it came in on (XDP_TX). xlb on b0x, like a balancer with
 # one interface, encapsulates to backends routed back out of b0x (XDP_TX,
 # the next hop being g0x); for a second VIP the backends are routed out of
 # b1x instead (XDP_REDIRECT, a balancer with two interfaces). Whatever
-# arrives at g0r, g0x or s0 is dropped by bpf/sink.bpf.c and counted by
+# arrives at g0r, g0x or s0 is dropped by bench/bpf/sink.bpf.c and counted by
 # veth (ethtool -S: xdp_drops): the forwarded rate is that count's growth
 # over the measured interval, after a warm-up. Every xlb configuration runs
 # on the same instance; the reflector has a namespace of its own so nothing
@@ -80,9 +80,9 @@
 # same way: the swaps' own cost is the difference between the two.
 set -uo pipefail
 
-# shellcheck source=../tests/lib.sh
-. "$(dirname "$0")/../tests/lib.sh"
-GEN=$BUILD/bench/xlb-gen
+# shellcheck source=../tests/lib/lib.sh
+. "$(dirname "$0")/../tests/lib/lib.sh"
+GEN=$BUILD/tools/xlb-gen
 
 rounds=5 seconds=1.5 warm=0.5 rate=0 quick=0 hit_flows=4096 ct_size= only=
 while [[ $# -gt 0 ]]; do
@@ -151,7 +151,7 @@ done
 (( $(nproc) >= 2 )) || die "needs two CPUs (generator and balancer apart)"
 tl_bpffs
 
-# Unique names: namespaces through tests/lib.sh; devices carry the tag so
+# Unique names: namespaces through tests/lib/lib.sh; devices carry the tag so
 # the NAPI threads ("napi/DEV-ID") can be told apart host-wide.
 T=$TL_TAG
 G0R=xg${T}r B0R=xb${T}r G0X=xg${T}x B0X=xb${T}x B1X=xo${T} S0=xs${T}
@@ -429,7 +429,7 @@ status=0 limited=()
 echo "## End-to-end throughput"
 echo
 echo "Packets per second forwarded between veth links: 64-byte TCP segments from"
-echo "bench/xlb-gen (ACKs of $hit_flows established flows for hits, SYNs of ever new flows"
+echo "tools/xlb-gen (ACKs of $hit_flows established flows for hits, SYNs of ever new flows"
 echo "for misses), $rounds rounds of $seconds s per configuration, alternating; median"
 echo "and min–max, each as a ratio to the MAC-swap reflector in the balancer's place"
 echo "(IPv6 configurations to the reflector of IPv6 frames)."

@@ -83,7 +83,7 @@
 #define XLB_TCP_ACK	0x10
 
 /* Benchmarks time the path without the connection table
- * (bpf/ct_bench.bpf.c); it is always on otherwise. */
+ * (bench/bpf/ct_bench.bpf.c); it is always on otherwise. */
 #ifndef XLB_CT_OFF
 #define XLB_CT_OFF() 0
 #endif

@@ -22,7 +22,7 @@
 #include "conntrack.h"
 #include "stages.h"
 
-/* Benchmarks end the path early here (bpf/xlb_bench.bpf.c); no-op otherwise. */
+/* Benchmarks end the path early here (bench/bpf/xlb_bench.bpf.c); no-op otherwise. */
 #ifndef XLB_STAGE_END
 #define XLB_STAGE_END(stage)
 #endif

@@ -64,7 +64,7 @@ spread() {
 	printf '    %-8s %7s %10s %10s   %s\n' backend share predicted measured "99.9999% band"
 	while read -r b share; do
 		got=$(awk -v b="$b" '$1 == b { print $2 }' "$TMP/counts")
-		read -r lo hi < <("$TOPO_BUILD/tests/binomial-band" "$n" "$share")
+		read -r lo hi < <("$TOPO_BUILD/tools/binomial-band" "$n" "$share")
 		awk -v b="$b" -v s="$share" -v n="$n" -v g="${got:-0}" -v lo="$lo" -v hi="$hi" 'BEGIN {
 			printf "    %-8s %6.2f%% %10.1f %10d   %d..%d%s\n", b, 100 * s, n * s, g, lo, hi,
 				(g < lo || g > hi) ? "  <- outside" : "" }'

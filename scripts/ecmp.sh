@@ -298,7 +298,7 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 		echo "tag $TOPO_TAG: $TOPO_BALANCERS balancers announce ${TOPO_VIP4[1]} and ${TOPO_VIP6[1]}"
 		echo "fleet config: $ECMP_RUN/fleet.json (xlb apply on each balancer)"
 		echo "router:       ip -n $TOPO_NS_RT route show ${TOPO_VIP4[1]}; birdc -s $ECMP_RUN/router.ctl show route"
-		echo "a client:     nsenter --net=/run/netns/${TOPO_NS_CLIENT[1]} $TOPO_BUILD/tests/xlb-echo conns ${TOPO_VIP4[1]} $TOPO_PORT -n 300 --src $(ecmp_srcs 1 4 | cut -d, -f1-4)"
+		echo "a client:     nsenter --net=/run/netns/${TOPO_NS_CLIENT[1]} $TOPO_BUILD/tools/xlb-echo conns ${TOPO_VIP4[1]} $TOPO_PORT -n 300 --src $(ecmp_srcs 1 4 | cut -d, -f1-4)"
 		prefix=
 		[[ $TOPO_PREFIX == xlbd ]] || prefix="TOPO_PREFIX=$TOPO_PREFIX "
 		echo "remove with:  $prefix$0 down $TOPO_TAG" ;;

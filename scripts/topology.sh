@@ -56,7 +56,7 @@
 #   TOPO_BACKENDS=4 topo_up          # namespaces, addresses, routes, servers
 #   topo_attach 1                    # xlb on lb1's eth0 with ip link
 #   topo_xlb 1 vip add 192.0.2.10:80/tcp
-#   topo_in "${TOPO_NS_CLIENT[1]}" build/tests/xlb-echo conns 192.0.2.10 80 -n 100
+#   topo_in "${TOPO_NS_CLIENT[1]}" build/tools/xlb-echo conns 192.0.2.10 80 -n 100
 #   topo_down                        # also run on exit by the caller's trap
 # or run by hand:  scripts/topology.sh up | down TAG
 
@@ -275,7 +275,7 @@ topo_pick_decap() {
 topo_start_servers() {
 	local k try line out
 	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
-		topo_in "${TOPO_NS_BE[k]}" "$TOPO_BUILD/tests/xlb-echo" server \
+		topo_in "${TOPO_NS_BE[k]}" "$TOPO_BUILD/tools/xlb-echo" server \
 			"${TOPO_BE_NAME[k]}" --port "$TOPO_PORT" \
 			--udp-port "$TOPO_UDP_PORT" >"$TOPO_RUN/server-b$k" 2>&1 &
 	done
@@ -300,7 +300,7 @@ topo_check() {
 	local f
 	[[ $(id -u) -eq 0 ]] || topo_err "must run as root" || return 1
 	for f in "$TOPO_BUILD/xlb.bpf.o" "$TOPO_BUILD/pass.bpf.o" "$TOPO_BUILD/decap.bpf.o" \
-		 "$TOPO_BUILD/tests/xlb-echo" "$TOPO_BUILD/xlb"; do
+		 "$TOPO_BUILD/tools/xlb-echo" "$TOPO_BUILD/xlb"; do
 		[[ -e $f ]] || topo_err "$f is missing: run make first" || return 1
 	done
 	mount | grep -q ' /sys/fs/bpf type bpf' || mount -t bpf bpf /sys/fs/bpf || return 1

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Traffic through the topology of scripts/topology.sh (sourced after it):
-# tests/xlb-echo on the clients, its reports read back, and the shares of
+# tools/xlb-echo on the clients, its reports read back, and the shares of
 # the table that `xlb show -j` gives each backend. Used by the demo and the
 # end-to-end tests.
 
-TRAFFIC_ECHO=$TOPO_BUILD/tests/xlb-echo
+TRAFFIC_ECHO=$TOPO_BUILD/tools/xlb-echo
 TRAFFIC_HOLD_PIDS=()
 
 # traffic_be_addr VIP K: backend K's address in the VIP's family.

@@ -6,9 +6,9 @@
 # accepts and sends exactly what it counts, bad options are refused, and
 # pktgen.sh either sends or says pktgen is missing. No figure is asserted:
 # speed is measured by `make bench`, never here.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
-GEN=$BUILD/bench/xlb-gen
+GEN=$BUILD/tools/xlb-gen
 TMP=$(mktemp -d)
 tl_on_exit "rm -rf '$TMP'"
 

@@ -5,7 +5,7 @@
 # dumped table and its independence of argument order, JSON, every
 # algorithm, and one clear error line for each kind of bad input.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 TMP=$(mktemp -d)
 tl_on_exit "rm -rf '$TMP'"

@@ -43,7 +43,7 @@
 #include "pinned_instance.h"
 #include "table_map.h"
 #include "testlib.h"
-#include "testrun_env.h"
+#include "sandbox.h"
 
 #define N_VIPS		4
 #define N_BACKENDS	10
@@ -94,7 +94,7 @@ struct model {
 
 static struct {
 	bool tried, ready;
-	struct xlb_testrun_env env;
+	struct xlb_sandbox env;
 	struct bpf_object *obj;
 	int prog_fd;
 	struct xlb_obj_maps maps;
@@ -132,7 +132,7 @@ static bool setup(void)
 		test_skip_env("needs root (network namespace, BPF)");
 		return false;
 	}
-	if (xlb_testrun_env_setup(&inst.env)) {
+	if (xlb_sandbox_setup(&inst.env)) {
 		test_skip_env("cannot build the test network namespace");
 		return false;
 	}
@@ -176,8 +176,8 @@ static bool configure(int n, __u32 rate_limit)
 	fprintf(f, "{\"config\": {\"seed\": \"00112233445566778899aabbccddeeff\", "
 		"\"src4\": \"%s\", \"src6\": \"%s\", \"udp_timeout\": 0, "
 		"\"tcp_timeout\": 0, \"tcp_closing_timeout\": 0, "
-		"\"ct_rate_limit\": %u}, \"vips\": [", XLB_TENV_SRC4,
-		XLB_TENV_SRC6, rate_limit);
+		"\"ct_rate_limit\": %u}, \"vips\": [", XLB_SANDBOX_SRC4,
+		XLB_SANDBOX_SRC6, rate_limit);
 	for (v = 0; v < N_VIPS; v++) {
 		fprintf(f, "%s{\"vip\": \"%s\", \"backends\": [", v ? ", " : "",
 			vip_names[v]);
@@ -274,7 +274,7 @@ static int run_frame(const struct pkt_desc *d)
 	__u32 len = pkt_build(d, in), out_len = sizeof(out), retval;
 	const __u8 *ip6 = out + PKT_ETH_LEN;
 
-	if (xlb_testrun(inst.prog_fd, inst.env.ifindex, in, len, out, &out_len,
+	if (xlb_sandbox_run(inst.prog_fd, inst.env.ifindex, in, len, out, &out_len,
 			&retval) || retval != XDP_TX || out_len < PKT_ETH_LEN + 40 ||
 	    pkt_get16(out + 12) != PKT_ETH_P_IPV6)
 		return -1;
@@ -794,7 +794,7 @@ static void real_captures_through_backend_changes(void)
 /* Flood                                                                */
 
 /*
- * The flood runs through xlb_new_flow (bpf/ct_bench.bpf.c): the datapath
+ * The flood runs through xlb_new_flow (bench/bpf/ct_bench.bpf.c): the datapath
  * on the instance's own pinned maps, every run of one BPF_PROG_TEST_RUN
  * call with repeat made a new flow. A million single runs would take
  * seconds; this takes a fraction of one.

@@ -6,8 +6,8 @@
 # conntrack-size` applies from the next attach (the table is made anew
 # only when its size changes), bad sizes and timeouts are refused and
 # change nothing, and `xlb show` reports the table.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/loader_lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/loader_lib.sh"
 
 tl_require_root conntrack_cli || exit 0
 loader_setup ctc || { tl_fail conntrack_cli_setup "cannot create namespaces or a pin dir"; exit 1; }

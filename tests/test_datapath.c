@@ -1289,8 +1289,8 @@ static void route_and_neighbour_changes_apply_within_a_second(void)
 	expect_run(&to_tcp4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "tcp4 before");
 
 	primed = now_ms();
-	ASSERT_OK(xlb_testrun_ip("neigh replace " XLB_TENV_GW4 " lladdr 02:58:4c:42:00:99 dev "
-				 XLB_TENV_IF_IN " nud permanent\n"
+	ASSERT_OK(xlb_sandbox_ip("neigh replace " XLB_SANDBOX_GW4 " lladdr 02:58:4c:42:00:99 dev "
+				 XLB_SANDBOX_IF_IN " nud permanent\n"
 				 "route add 203.0.113.1/32 via 198.51.100.130\n"),
 		  "change the neighbour and a route");
 	/* Within the entries' lifetime the cache still answers; on a slow
@@ -1310,8 +1310,8 @@ static void route_and_neighbour_changes_apply_within_a_second(void)
 	expect_run(&to_tcp4, XDP_REDIRECT, XLB_STAT_FORWARD, out, &out_len, "tcp4 a second later");
 	ASSERT_MEM_EQ(out, dp_mac_other_gw, 6, "new route a second later");
 
-	ASSERT_OK(xlb_testrun_ip("neigh replace " XLB_TENV_GW4 " lladdr 02:58:4c:42:00:02 dev "
-				 XLB_TENV_IF_IN " nud permanent\n"
+	ASSERT_OK(xlb_sandbox_ip("neigh replace " XLB_SANDBOX_GW4 " lladdr 02:58:4c:42:00:02 dev "
+				 XLB_SANDBOX_IF_IN " nud permanent\n"
 				 "route del 203.0.113.1/32\n"), "restore");
 	ASSERT_OK(dp_fib_cache_clear(&fx), "clear the FIB cache");
 }
@@ -1326,16 +1326,16 @@ static void mtu_checked_with_and_without_the_cache(void)
 
 	if (!fixture() || !pin_to_this_cpu())
 		return;
-	fits4.payload_len = XLB_TENV_MTU - 20 - 40;
+	fits4.payload_len = XLB_SANDBOX_MTU - 20 - 40;
 	big4.payload_len = fits4.payload_len + 1;
-	fits6.payload_len = XLB_TENV_MTU - 40 - 40;
+	fits6.payload_len = XLB_SANDBOX_MTU - 40 - 40;
 	big6.payload_len = fits6.payload_len + 1;
 	ASSERT_OK(dp_fib_cache_clear(&fx), "clear the FIB cache");
 	expect_run(&big4, XDP_DROP, XLB_STAT_DROP_TOO_BIG, out, &out_len, "ipv4 outer, lookup");
 	expect_run(&big6, XDP_DROP, XLB_STAT_DROP_TOO_BIG, out, &out_len, "ipv6 outer, lookup");
 	expect_run(&fits4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "ipv4 outer fits");
 	expect_run(&fits6, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "ipv6 outer fits");
-	ASSERT_EQ(out_len, PKT_ETH_LEN + XLB_TENV_MTU, "a full-MTU frame");
+	ASSERT_EQ(out_len, PKT_ETH_LEN + XLB_SANDBOX_MTU, "a full-MTU frame");
 	expect_run(&big4, XDP_DROP, XLB_STAT_DROP_TOO_BIG, out, &out_len, "ipv4 outer, cached");
 	expect_run(&big6, XDP_DROP, XLB_STAT_DROP_TOO_BIG, out, &out_len, "ipv6 outer, cached");
 	expect_run(&fits4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "ipv4 outer fits, cached");

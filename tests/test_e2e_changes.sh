@@ -15,8 +15,8 @@
 #    attaching again finds the configuration in the pinned maps and
 #    traffic resumes.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/e2e_lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/e2e_lib.sh"
 
 HELD=$(e2e_count_for 48 16)
 NEW=$(e2e_count_for 600 150)

@@ -14,8 +14,8 @@
 #    bytes) leave the balancer, none above 1514, and xlb drops none as too
 #    big.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/e2e_lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/e2e_lib.sh"
 
 BYTES=10M
 PER_FAMILY=$(e2e_count_for 3 1)

@@ -9,8 +9,8 @@
 #  - changing one instance (a backend removed, another added) leaves the
 #    other's configuration, counters and connections as they were.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/e2e_lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/e2e_lib.sh"
 
 N=$(e2e_count_for 400 100)
 TOPO_BALANCERS=2

@@ -15,8 +15,8 @@
 #    answers go from the backends to the router and the client directly;
 #  - xlb's forward counter accounts for the clients' packets.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/e2e_lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/e2e_lib.sh"
 
 CONNS=$(e2e_count_for 2000 400)
 DGRAMS=$(e2e_count_for 300 100)

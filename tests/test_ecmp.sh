@@ -24,7 +24,7 @@
 # Prints per event the held and new connections attempted, completed,
 # reset, and how long the router took to converge.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 name=ecmp_topology
 if ! command -v bird >/dev/null; then
@@ -40,7 +40,7 @@ tl_require_root "$name" || exit "$TL_FAILED"
 TOPO_BALANCERS=3
 TOPO_BACKENDS=4
 TOPO_CLIENTS=2
-. "$(dirname "$0")/e2e_lib.sh"
+. "$(dirname "$0")/lib/e2e_lib.sh"
 TOPO_PREFIX=xlbm
 . "$XLB_TOP/scripts/ecmp.sh"
 

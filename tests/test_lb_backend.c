@@ -4,7 +4,7 @@
  * every bad input is refused with exactly one error naming the problem.
  */
 #include <errno.h>
-#include "cli.h"
+#include "report.h"
 #include "lb_fixtures.h"
 #include "testlib.h"
 

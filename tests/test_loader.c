@@ -4,7 +4,7 @@
  * with its maps pinned in a pin dir of its own (as `xlb attach --pin-dir`
  * pins them), configured only by running build/xlb as a user would, and
  * packets are run through it with BPF_PROG_TEST_RUN in a private network
- * namespace whose routes resolve every backend (loader/testrun_env.h).
+ * namespace whose routes resolve every backend (loader/sandbox.h).
  *
  *  - a configured VIP forwards every flow to the backend its live table
  *    names under the instance's seed;
@@ -37,10 +37,11 @@
 #include "pinned_instance.h"
 #include "table_map.h"
 #include "testlib.h"
-#include "testrun_env.h"
+#include "sandbox.h"
 
-static char xlb_path[256];
-static struct xlb_testrun_env env;
+/* The shipped xlb, and the test build that stops after a given write. */
+static char xlb_path[256], xlb_test_path[256];
+static struct xlb_sandbox env;
 static int prog_fd = -1;
 static bool ready;
 
@@ -62,11 +63,13 @@ static bool setup(void)
 		test_skip_env("needs root");
 		return false;
 	}
-	if (xlb_testrun_env_setup(&env)) {
+	if (xlb_sandbox_setup(&env)) {
 		test_skip_env("cannot build the test network namespace");
 		return false;
 	}
 	snprintf(xlb_path, sizeof(xlb_path), "%s/xlb", pinned_build_dir());
+	snprintf(xlb_test_path, sizeof(xlb_test_path), "%s/tests/xlb-test",
+		 pinned_build_dir());
 	obj = pinned_instance("loader");
 	prog = obj ? bpf_object__find_program_by_name(obj, "xlb_xdp") : NULL;
 	if (!prog) {
@@ -96,7 +99,7 @@ static int xlb_run(const char *fault, char **out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	argv[argc++] = xlb_path;
+	argv[argc++] = fault ? xlb_test_path : xlb_path;
 	argv[argc++] = "--pin-dir";
 	argv[argc++] = pinned_dir;
 	for (tok = strtok_r(line, " ", &save); tok && argc < 63;
@@ -115,7 +118,7 @@ static int xlb_run(const char *fault, char **out, const char *fmt, ...)
 		close(pipefd[0]);
 		if (fault)
 			setenv("XLB_FAULT_AFTER_WRITES", fault, 1);
-		execv(xlb_path, argv);
+		execv(argv[0], argv);
 		_exit(127);
 	}
 	close(pipefd[1]);
@@ -174,7 +177,7 @@ static int apply_text(const char *fault, const char *text)
 
 /* The state every case starts from: only the seed and sources set. */
 #define SETTINGS "\"config\":{\"seed\":\"000102030405060708090a0b0c0d0e0f\"," \
-		 "\"src4\":\"" XLB_TENV_SRC4 "\",\"src6\":\"" XLB_TENV_SRC6 "\"}"
+		 "\"src4\":\"" XLB_SANDBOX_SRC4 "\",\"src6\":\"" XLB_SANDBOX_SRC6 "\"}"
 
 static bool reset(void)
 {
@@ -226,7 +229,7 @@ static int run_flow(const struct flow *f, struct verdict *v)
 
 	memset(v, 0, sizeof(*v));
 	len = pkt_build(&d, in);
-	err = xlb_testrun(prog_fd, env.ifindex, in, len, out, &out_len,
+	err = xlb_sandbox_run(prog_fd, env.ifindex, in, len, out, &out_len,
 			  &v->retval);
 	if (err)
 		return err;
@@ -817,9 +820,28 @@ static void kill_after_every_write(void)
 	kill_each_write("apply");
 }
 
+/* The shipped xlb has no fault injection: the variable that stops the
+ * test build after its first write changes nothing. */
+static void shipped_xlb_ignores_fault_injection(void)
+{
+	int rc;
+
+	if (!setup() || !reset() ||
+	    !ASSERT_EQ(xlb_run(NULL, NULL, "vip add 192.0.2.10:80/tcp"), 0,
+		       "vip add"))
+		return;
+	setenv("XLB_FAULT_AFTER_WRITES", "1", 1);
+	rc = xlb_run(NULL, NULL, "backend add 192.0.2.10:80/tcp 203.0.113.4");
+	unsetenv("XLB_FAULT_AFTER_WRITES");
+	ASSERT_EQ(rc, 0, "build/xlb with XLB_FAULT_AFTER_WRITES=1");
+	rc = xlb_run("1", NULL, "backend add 192.0.2.10:80/tcp 203.0.113.5");
+	ASSERT_EQ(rc, 128 + SIGKILL, "the test build, killed after write 1");
+}
+
 TEST_MAIN(
 	TEST(configured_vips_forward),
 	TEST(drain_delete_and_reuse),
 	TEST(swaps_under_traffic),
 	TEST(kill_after_every_write),
+	TEST(shipped_xlb_ignores_fault_injection),
 )

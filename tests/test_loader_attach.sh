@@ -13,8 +13,8 @@
 #  - a first attach gives the instance a random seed;
 #  - detach removes the program and keeps the configuration.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/loader_lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/loader_lib.sh"
 
 tl_require_root loader_attach || exit 0
 loader_setup att || { tl_fail loader_attach_setup "cannot create namespaces or a pin dir"; exit 1; }

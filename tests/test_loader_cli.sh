@@ -12,8 +12,8 @@
 #  - concurrent commands are serialised by the pin dir's lock.
 # (Attaching and detaching: test_loader_attach.sh.)
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/loader_lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/loader_lib.sh"
 
 tl_require_root loader_cli || exit 0
 loader_setup cli || { tl_fail loader_cli_setup "cannot create namespaces or a pin dir"; exit 1; }

@@ -9,7 +9,7 @@
 # it. The test only runs when no xlb maps are pinned there already (they
 # would belong to someone else), and removes the ones it created.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 # iproute2 pins under xdp/globals: normally a symlink to tc/globals, but a
 # directory of its own when libxdp (xlb attach) made /sys/fs/bpf/xdp first.

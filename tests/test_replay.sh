@@ -10,9 +10,9 @@
 #    error line, a non-zero exit and leaves no file behind;
 #  - with root, --via bpf gives the per-backend loads --via model gives.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
-GENTRACE=$BUILD/tests/gentrace
+GENTRACE=$BUILD/tools/gentrace
 TMP=$(mktemp -d)
 tl_on_exit "rm -rf $TMP"
 

@@ -11,8 +11,8 @@
 #    90% of the frames pktgen reports (the rate is one an emulated CPU
 #    keeps up with; a datapath that dropped or passed them would not).
 set -uo pipefail
-. "$(dirname "$0")/../tests/lib.sh"
-. "$XLB_TOP/tests/e2e_lib.sh"
+. "$(dirname "$0")/../tests/lib/lib.sh"
+. "$XLB_TOP/tests/lib/e2e_lib.sh"
 
 SECS=${VMTEST_PKTGEN_SECONDS:-5}
 RATE=2000

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Command-line conventions shared by every `xlb OBJECT VERB` command. */
+#ifndef XLB_CLI_H
+#define XLB_CLI_H
+
+#include <stdbool.h>
+#include "instance.h"
+#include "report.h"
+
+/* Global options, accepted anywhere on the command line. */
+struct xlb_opts {
+	bool json;		/* -j, --json: JSON on stdout, errors too */
+	/* --pin-dir DIR: the instance's maps; -v, --verbose */
+	struct xlb_instance_opts instance;
+};
+extern struct xlb_opts xlb_opts;
+
+
+/* The commands: each returns 0 or -errno and has printed any error. */
+int do_table(int argc, char **argv);
+int do_replay(int argc, char **argv);
+int do_attach(int argc, char **argv);
+int do_detach(int argc, char **argv);
+int do_vip(int argc, char **argv);
+int do_backend(int argc, char **argv);
+int do_config(int argc, char **argv);
+int do_show(int argc, char **argv);
+int do_stats(int argc, char **argv);
+int do_apply(int argc, char **argv);
+
+#endif /* XLB_CLI_H */

@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xlb apply FILE|-: converge the instance to the state a JSON file
+ * describes. The whole file is read and checked first (syntax, keys,
+ * values, limits); only then is anything written, and only what differs:
+ * a VIP whose table size and backends already match is not touched.
+ *
+ *   {
+ *     "config": { "seed": "HEX", "src4": "ADDR", "src6": "ADDR",
+ *                 "udp_timeout": S, ... every setting of `xlb config` },
+ *     "vips": [ { "vip": "ADDR:PORT/PROTO", "table_size": M,
+ *                 "backends": [ { "addr": "ADDR", "weight": W } ] } ]
+ *   }
+ *
+ * Settings absent from "config" keep their value; "vips" lists every VIP
+ * (those not listed are deleted), and when absent VIPs are left alone.
+ * The keys `xlb show -j` adds about what it observed (slots, shares, ids,
+ * fingerprints: xlb_show_observed()) are skipped, so that output is
+ * accepted back.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "addr.h"
+#include "cli.h"
+#include "cmd.h"
+#include "settings.h"
+#include "update.h"
+
+#define APPLY_USAGE "xlb apply FILE|-"
+#define APPLY_MAX_BYTES (64 << 20)
+
+struct file_vip {
+	struct xlb_vip_key key;
+	__u32 m;
+	struct xlb_want *want;
+	size_t n;
+	char where[32];		/* "vips[3]" */
+};
+
+struct desired {
+	const char *file;
+	struct json_object *root;
+	struct json_object *config;	/* NULL: settings unchanged */
+	bool seed;			/* the file sets the seed */
+	bool has_vips;
+	struct file_vip *vips;
+	size_t n_vips;
+};
+
+/* One error line: the file, where in it, and what is wrong. */
+static int bad(const struct desired *d, const char *where, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	p_err("%s: %s%s%s", d->file, where, *where ? ": " : "", msg);
+	return -EINVAL;
+}
+
+static int read_all(const char *file, char **out, size_t *len)
+{
+	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+	size_t cap = 65536, n = 0, got;
+	char *buf = NULL, *nbuf;
+	int err = 0;
+
+	if (!f) {
+		p_err("cannot open %s: %s", file, strerror(errno));
+		return -errno;
+	}
+	for (;;) {
+		nbuf = realloc(buf, cap + 1);
+		if (!nbuf) {
+			err = -ENOMEM;
+			p_err("out of memory reading %s", file);
+			break;
+		}
+		buf = nbuf;
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (n < cap) {
+			if (ferror(f)) {
+				err = -EIO;
+				p_err("cannot read %s", file);
+			}
+			break;
+		}
+		if (cap >= APPLY_MAX_BYTES) {
+			err = -EFBIG;
+			p_err("%s: larger than %d MiB", file, APPLY_MAX_BYTES >> 20);
+			break;
+		}
+		cap *= 2;
+	}
+	if (f != stdin)
+		fclose(f);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static int parse_json(struct desired *d, const char *buf, size_t len)
+{
+	struct json_tokener *tok = json_tokener_new();
+	enum json_tokener_error jerr;
+	size_t off, line = 1, col = 1, i;
+	int err = 0;
+
+	if (!tok) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	d->root = json_tokener_parse_ex(tok, buf, len);
+	jerr = json_tokener_get_error(tok);
+	off = json_tokener_get_parse_end(tok);
+	if (jerr == json_tokener_success)
+		while (off < len && strchr(" \t\r\n", buf[off]))
+			off++;
+	if (jerr != json_tokener_success || off < len || !d->root) {
+		for (i = 0; i < off && i < len; i++) {
+			col++;
+			if (buf[i] == '\n') {
+				line++;
+				col = 1;
+			}
+		}
+		err = bad(d, "", "syntax error at line %zu, column %zu: %s", line,
+			  col, jerr == json_tokener_continue ? "unexpected end of input" :
+			  jerr != json_tokener_success ? json_tokener_error_desc(jerr) :
+			  d->root ? "text after the JSON value" : "empty");
+	}
+	json_tokener_free(tok);
+	return err;
+}
+
+/* An integer in [min, max] at where; names the problem otherwise. */
+static int get_u32(const struct desired *d, struct json_object *v,
+		   const char *where, const char *what, __u32 min, __u32 max,
+		   __u32 *out)
+{
+	int64_t x;
+
+	if (!json_object_is_type(v, json_type_int))
+		return bad(d, where, "%s must be an integer", what);
+	x = json_object_get_int64(v);
+	if (x < 0 && min == 0)
+		return bad(d, where, "negative %s", what);
+	if (x < min || x > max)
+		return bad(d, where, "%s %lld out of range (%u-%u)", what,
+			   (long long)x, min, max);
+	*out = x;
+	return 0;
+}
+
+static int get_string(const struct desired *d, struct json_object *v,
+		      const char *where, const char **out)
+{
+	if (!json_object_is_type(v, json_type_string))
+		return bad(d, where, "must be a string");
+	*out = json_object_get_string(v);
+	return 0;
+}
+
+static int check_config(struct desired *d, struct json_object *cfg)
+{
+	const struct xlb_setting *s;
+	struct xlb_config scratch = {};
+	char where[96];
+	const char *why;
+
+	if (!json_object_is_type(cfg, json_type_object))
+		return bad(d, "config", "must be an object");
+	json_object_object_foreach(cfg, key, val) {
+		snprintf(where, sizeof(where), "config.%.64s", key);
+		s = xlb_setting_find(key);
+		if (!s || strchr(key, '-'))
+			return bad(d, where, "unknown setting");
+		if (xlb_setting_from_json(s, &scratch, val, &why))
+			return bad(d, where, "%s", why);
+		d->seed |= xlb_setting_is_seed(s) && val;
+	}
+	d->config = cfg;
+	return 0;
+}
+
+static int check_backend(struct desired *d, struct json_object *b,
+			 const char *where, struct xlb_want *w)
+{
+	bool have_addr = false;
+	char at[256];
+	const char *text = NULL, *why = NULL;
+	int err;
+
+	if (!json_object_is_type(b, json_type_object))
+		return bad(d, where, "must be an object");
+	w->weight = 1;
+	json_object_object_foreach(b, key, val) {
+		snprintf(at, sizeof(at), "%.150s.%.64s", where, key);
+		if (!strcmp(key, "addr")) {
+			err = get_string(d, val, at, &text);
+			if (err)
+				return err;
+			if (xlb_addr_parse(text, w->addr, &w->family, &why))
+				return bad(d, at, "bad address '%s': %s", text, why);
+			have_addr = true;
+		} else if (!strcmp(key, "weight")) {
+			err = get_u32(d, val, at, "weight", 0, XLB_MAX_WEIGHT,
+				      &w->weight);
+			if (err)
+				return err;
+		} else if (!xlb_show_observed(true, key)) {
+			return bad(d, at, "unknown key");
+		}
+	}
+	if (!have_addr)
+		return bad(d, where, "missing \"addr\"");
+	return 0;
+}
+
+static int check_vip(struct desired *d, struct json_object *o,
+		     struct file_vip *fv)
+{
+	struct json_object *backends = NULL;
+	bool have_vip = false;
+	char at[256];
+	const char *text = NULL, *why = NULL;
+	size_t i;
+	int err;
+
+	if (!json_object_is_type(o, json_type_object))
+		return bad(d, fv->where, "must be an object");
+	fv->m = XLB_DEFAULT_TABLE_SIZE;
+	json_object_object_foreach(o, key, val) {
+		snprintf(at, sizeof(at), "%.150s.%.64s", fv->where, key);
+		if (!strcmp(key, "vip")) {
+			err = get_string(d, val, at, &text);
+			if (err)
+				return err;
+			if (xlb_vip_parse(text, &fv->key, &why))
+				return bad(d, at, "bad VIP '%s': %s", text, why);
+			have_vip = true;
+		} else if (!strcmp(key, "table_size")) {
+			if (!json_object_is_type(val, json_type_int))
+				return bad(d, at, "table size must be an integer");
+			if (json_object_get_int64(val) < 0 ||
+			    json_object_get_int64(val) > UINT32_MAX)
+				return bad(d, at, "table size out of range (%d-%d)",
+					   XLB_MIN_TABLE_SIZE, XLB_MAX_TABLE_SIZE);
+			fv->m = json_object_get_int64(val);
+			if (xlb_table_size_check(fv->m, &why))
+				return bad(d, at, "%s", why);
+		} else if (!strcmp(key, "backends")) {
+			if (!json_object_is_type(val, json_type_array))
+				return bad(d, at, "must be an array");
+			backends = val;
+		} else if (!xlb_show_observed(false, key)) {
+			return bad(d, at, "unknown key");
+		}
+	}
+	if (!have_vip)
+		return bad(d, fv->where, "missing \"vip\"");
+	fv->n = backends ? json_object_array_length(backends) : 0;
+	if (fv->n > XLB_BACKEND_IDS)
+		return bad(d, fv->where, "%zu backends: the limit is %d over all VIPs",
+			   fv->n, XLB_BACKEND_IDS);
+	fv->want = calloc(fv->n ? fv->n : 1, sizeof(*fv->want));
+	if (!fv->want) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < fv->n; i++) {
+		snprintf(at, sizeof(at), "%s.backends[%zu]", fv->where, i);
+		err = check_backend(d, json_object_array_get_idx(backends, i),
+				    at, &fv->want[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Everything that can be checked without the instance. */
+static int check_file(struct desired *d)
+{
+	struct json_object *vips = NULL;
+	char name[XLB_VIP_STRLEN];
+	size_t i, j, n;
+	int err;
+
+	if (!json_object_is_type(d->root, json_type_object))
+		return bad(d, "", "the top level must be an object");
+	json_object_object_foreach(d->root, key, val) {
+		if (!strcmp(key, "config")) {
+			err = check_config(d, val);
+			if (err)
+				return err;
+		} else if (!strcmp(key, "vips")) {
+			if (!json_object_is_type(val, json_type_array))
+				return bad(d, "vips", "must be an array");
+			vips = val;
+		} else {
+			return bad(d, key, "unknown key");
+		}
+	}
+	if (!vips)
+		return 0;
+	d->has_vips = true;
+	n = json_object_array_length(vips);
+	if (n > XLB_MAX_VIPS)
+		return bad(d, "vips", "%zu VIPs: the limit is %d", n,
+			   XLB_MAX_VIPS);
+	d->vips = calloc(n ? n : 1, sizeof(*d->vips));
+	if (!d->vips) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	d->n_vips = n;
+	for (i = 0; i < d->n_vips; i++) {
+		snprintf(d->vips[i].where, sizeof(d->vips[i].where),
+			 "vips[%zu]", i);
+		err = check_vip(d, json_object_array_get_idx(vips, i),
+				&d->vips[i]);
+		if (err)
+			return err;
+		for (j = 0; j < i; j++)
+			if (!memcmp(&d->vips[j].key, &d->vips[i].key,
+				    sizeof(d->vips[i].key)))
+				return bad(d, d->vips[i].where,
+					   "VIP %s listed twice (also %s)",
+					   xlb_vip_str(&d->vips[i].key, name,
+						       sizeof(name)),
+					   d->vips[j].where);
+	}
+	return 0;
+}
+
+static bool in_file(const struct desired *d, const struct xlb_vip_key *key)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_vips; i++)
+		if (!memcmp(&d->vips[i].key, key, sizeof(*key)))
+			return true;
+	return false;
+}
+
+/* Check the VIPs against the instance: limits as they evolve while the
+ * changes are made in order (deletions first, then the file's order). */
+static int check_against(const struct desired *d, const struct xlb_state *st)
+{
+	static __u32 ids[XLB_MAX_BACKENDS];
+	size_t vips_used = st->n_vips, ids_used, i;
+	const struct file_vip *fv;
+	struct xlb_vip_diff diff;
+	char what[160];
+	int err;
+
+	ids_used = xlb_state_backends_in_use(st);
+	for (i = 0; d->has_vips && i < st->n_vips; i++) {
+		if (in_file(d, &st->vips[i].key))
+			continue;
+		vips_used--;
+		ids_used -= xlb_state_vip_backends(st, st->vips[i].vip.id, ids);
+	}
+	for (i = 0; i < d->n_vips; i++) {
+		fv = &d->vips[i];
+		snprintf(what, sizeof(what), "%s: %s", d->file, fv->where);
+		err = xlb_vip_check(st, &fv->key, fv->m, fv->want, fv->n,
+				    XLB_MAX_VIPS - vips_used,
+				    XLB_BACKEND_IDS - ids_used, what);
+		if (err)
+			return err;
+		xlb_vip_diff(st, &fv->key, fv->m, fv->want, fv->n, &diff);
+		vips_used += !diff.exists;
+		ids_used += diff.adds;
+		ids_used -= diff.removes;
+	}
+	return 0;
+}
+
+static int converge(struct xlb_instance *inst, struct xlb_state *st,
+		    const struct desired *d)
+{
+	struct xlb_config cfg = st->config;
+	const struct xlb_setting *s;
+	const char *why;
+	__u32 i;
+	int err;
+
+	if (d->config) {
+		json_object_object_foreach(d->config, key, val) {
+			s = xlb_setting_find(key);
+			xlb_setting_from_json(s, &cfg, val, &why);
+		}
+		err = xlb_config_write(inst, st, &cfg);
+		if (err)
+			return err;
+	}
+	for (i = 0; d->has_vips && i < st->n_vips;) {
+		if (in_file(d, &st->vips[i].key)) {
+			i++;
+			continue;
+		}
+		/* Removal shifts the rest of the sorted array down. */
+		err = xlb_vip_remove(inst, st, &st->vips[i].key);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < d->n_vips; i++) {
+		err = xlb_vip_converge(inst, st, &d->vips[i].key, d->vips[i].m,
+				       d->vips[i].want, d->vips[i].n);
+		if (err)
+			return err;
+		xlb_note_sources(st, d->vips[i].want, d->vips[i].n);
+	}
+	return 0;
+}
+
+static void desired_free(struct desired *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_vips; i++)
+		free(d->vips[i].want);
+	free(d->vips);
+	json_object_put(d->root);
+}
+
+int do_apply(int argc, char **argv)
+{
+	struct desired d = {};
+	struct xlb_instance inst;
+	struct xlb_state *st;
+	char *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	if (argc >= 1 && xlb_is_help(argv[0])) {
+		printf("Usage: " APPLY_USAGE "\n"
+		       "Make the instance what the JSON file (or stdin) describes:\n"
+		       "  {\"config\": {\"seed\": HEX, \"src4\": ADDR, \"src6\": ADDR,\n"
+		       "              \"udp_timeout\": S, ...: the settings of `xlb config`,\n"
+		       "              with _ for -},\n"
+		       "   \"vips\": [{\"vip\": \"ADDR:PORT/PROTO\", \"table_size\": M,\n"
+		       "             \"backends\": [{\"addr\": ADDR, \"weight\": W}]}]}\n"
+		       "The file is checked whole before anything changes; then only what\n"
+		       "differs is written (unchanged VIPs keep their tables). VIPs not in\n"
+		       "\"vips\" are deleted; settings not in \"config\" keep their value.\n"
+		       "`xlb show -j` output is accepted (what it observed is skipped).\n");
+		return 0;
+	}
+	err = xlb_expect_args(argc, argv, 1, APPLY_USAGE);
+	if (err)
+		return err;
+	d.file = strcmp(argv[0], "-") ? argv[0] : "<stdin>";
+	err = read_all(argv[0], &buf, &len);
+	if (!err)
+		err = parse_json(&d, buf, len);
+	free(buf);
+	if (!err)
+		err = check_file(&d);
+	if (err)
+		goto out;
+
+	err = xlb_update_open(&inst, &xlb_opts.instance, &st, d.seed);
+	if (err)
+		goto out;
+	err = check_against(&d, st);
+	if (!err)
+		err = converge(&inst, st, &d);
+	xlb_update_close(&inst, st);
+out:
+	desired_free(&d);
+	return err;
+}

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xlb attach / detach: the XDP program on a device through libxdp, with its
+ * maps pinned in --pin-dir. (`ip link set dev DEV xdp obj xlb.bpf.o sec xdp`
+ * does the same without libxdp, pinning in /sys/fs/bpf/tc/globals.)
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include <json-c/json.h>
+#include <xdp/libxdp.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "conntrack_size.h"
+#include "settings.h"
+#include "update.h"
+#include "xlb.skel.h"
+
+#define ATTACH_USAGE "xlb attach DEV [--mode native|generic] [--conntrack-size N]"
+#define DETACH_USAGE "xlb detach DEV"
+
+/* libbpf and libxdp report every step of a load on stderr; xlb says what
+ * matters itself, and passes their messages on with -v. */
+static int print_libbpf(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	(void)level;
+	return xlb_opts.instance.verbose ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+static int print_libxdp(enum libxdp_print_level level, const char *fmt,
+			va_list ap)
+{
+	(void)level;
+	return xlb_opts.instance.verbose ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+static void quiet_libs(void)
+{
+	libbpf_set_print(print_libbpf);
+	libxdp_set_print(print_libxdp);
+}
+
+static const char *mode_name(enum xdp_attach_mode mode)
+{
+	switch (mode) {
+	case XDP_MODE_NATIVE:
+		return "native";
+	case XDP_MODE_SKB:
+		return "generic";
+	case XDP_MODE_HW:
+		return "offload";
+	default:
+		return "unknown";
+	}
+}
+
+static int ifindex_of(const char *dev)
+{
+	int ifindex = if_nametoindex(dev);
+
+	if (!ifindex)
+		p_err("no device %s", dev);
+	return ifindex;
+}
+
+/* The xlb program among those attached to ifindex, or NULL. The name is
+ * the one the skeleton gives the XDP entry point. */
+static struct xdp_program *find_xlb(const struct xdp_multiprog *mp)
+{
+	const char *name = "xlb_xdp";
+	struct xdp_program *p;
+
+	if (xdp_multiprog__is_legacy(mp)) {
+		p = xdp_multiprog__main_prog(mp);
+		return p && !strcmp(xdp_program__name(p), name) ? p : NULL;
+	}
+	for (p = xdp_multiprog__next_prog(NULL, mp); p;
+	     p = xdp_multiprog__next_prog(p, mp))
+		if (!strcmp(xdp_program__name(p), name))
+			return p;
+	return NULL;
+}
+
+static struct xdp_multiprog *attached(int ifindex)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+
+	if (libxdp_get_error(mp))
+		return NULL;
+	if (!xdp_multiprog__main_prog(mp) && !xdp_multiprog__hw_prog(mp)) {
+		xdp_multiprog__close(mp);
+		return NULL;
+	}
+	return mp;
+}
+
+static void report(const char *dev, int ifindex, struct xdp_multiprog *mp,
+		   struct xdp_program *prog)
+{
+	bool legacy = xdp_multiprog__is_legacy(mp);
+	const char *mode = mode_name(xdp_multiprog__attach_mode(mp));
+	struct json_object *o;
+
+	if (xlb_opts.json) {
+		o = json_object_new_object();
+		json_object_object_add(o, "device", json_object_new_string(dev));
+		json_object_object_add(o, "ifindex", json_object_new_int(ifindex));
+		json_object_object_add(o, "mode", json_object_new_string(mode));
+		json_object_object_add(o, "prog_id",
+			json_object_new_int64(xdp_program__id(prog)));
+		json_object_object_add(o, "pin_dir",
+			json_object_new_string(xlb_opts.instance.pin_dir));
+		json_object_object_add(o, "dispatcher",
+			json_object_new_boolean(!legacy));
+		xlb_json_print(o);
+	} else {
+		printf("attached to %s in %s mode (program id %u), maps in %s\n",
+		       dev, mode, xdp_program__id(prog), xlb_opts.instance.pin_dir);
+	}
+	if (legacy)
+		p_info("xlb: note: %s runs xlb without the libxdp dispatcher (this kernel refuses the freplace programs it needs), so no other XDP program can share %s",
+		       dev, dev);
+}
+
+static int attach_mode(const char *arg, enum xdp_attach_mode *mode)
+{
+	if (!strcmp(arg, "native") || !strcmp(arg, "drv"))
+		*mode = XDP_MODE_NATIVE;
+	else if (!strcmp(arg, "generic") || !strcmp(arg, "skb"))
+		*mode = XDP_MODE_SKB;
+	else {
+		p_err("bad --mode '%s': native or generic", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int do_attach(int argc, char **argv)
+{
+	DECLARE_LIBBPF_OPTS(bpf_object_open_opts, open_opts,
+			    .pin_root_path = xlb_opts.instance.pin_dir);
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, prog_opts);
+	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
+	struct xdp_multiprog *mp = NULL;
+	struct xdp_program *prog = NULL, *found;
+	struct xlb_config ct = {}, want;
+	__u32 slots;
+	struct xlb_instance inst;
+	struct xlb_state *st;
+	struct xlb *skel = NULL;
+	const char *val, *dev, *why;
+	char msg[128];
+	int ifindex, err;
+
+	if (argc >= 1 && xlb_is_help(argv[0])) {
+		printf("Usage: " ATTACH_USAGE "\n"
+		       "Load the XDP program on DEV through libxdp, its maps pinned in the\n"
+		       "pin dir (--pin-dir, default %s). Without --mode, native\n"
+		       "if the driver supports it, generic otherwise. --conntrack-size sets\n"
+		       "the conntrack-size setting and sizes the connection table by it;\n"
+		       "without it, the setting (default %u entries) does.\n",
+		       XLB_DEFAULT_PIN_DIR, XLB_CT_DEFAULT_SIZE);
+		return 0;
+	}
+	err = xlb_take_opt(&argc, argv, "--mode", &val);
+	if (err < 0)
+		return err;
+	if (err && (err = attach_mode(val, &mode)))
+		return err;
+	err = xlb_take_opt(&argc, argv, "--conntrack-size", &val);
+	if (err < 0)
+		return err;
+	if (err && xlb_setting_parse(xlb_setting_find("conntrack-size"), &ct,
+				     val, &why)) {
+		p_err("bad --conntrack-size '%s': %s", val, why);
+		return -EINVAL;
+	}
+	err = xlb_expect_args(argc, argv, 1, ATTACH_USAGE);
+	if (err)
+		return err;
+	dev = argv[0];
+	ifindex = ifindex_of(dev);
+	if (!ifindex)
+		return -ENODEV;
+	quiet_libs();
+
+	mp = attached(ifindex);
+	if (mp) {
+		found = find_xlb(mp);
+		p_err(found ? "xlb is already attached to %s (program id %u): `xlb detach %s` first" :
+		      "%s already runs an XDP program (id %u) outside the libxdp dispatcher: remove it first (%s)",
+		      dev, xdp_program__id(found ? found : xdp_multiprog__main_prog(mp)),
+		      found ? dev : "ip link set dev DEV xdp off");
+		xdp_multiprog__close(mp);
+		return -EEXIST;
+	}
+	err = xlb_pin_dir_prepare(xlb_opts.instance.pin_dir);
+	if (err)
+		return err;
+
+	skel = xlb__open_opts(&open_opts);
+	err = libbpf_get_error(skel);
+	if (err) {
+		skel = NULL;
+		p_err("cannot open the XDP program: %s", strerror(-err));
+		return err;
+	}
+	err = xlb_ct_size_for_load(skel->maps.xlb_conntrack, xlb_opts.instance.pin_dir,
+				   ct.ct_size, &slots);
+	if (err)
+		goto cleanup;
+	skel->rodata->xlb_ct_mask = slots - 1;
+	prog_opts.obj = skel->obj;
+	prog_opts.prog_name = bpf_program__name(skel->progs.xlb_xdp);
+	prog = xdp_program__create(&prog_opts);
+	err = libxdp_get_error(prog);
+	if (err) {
+		prog = NULL;
+		libxdp_strerror(err, msg, sizeof(msg));
+		p_err("cannot prepare the XDP program: %s", msg);
+		goto cleanup;
+	}
+	err = xdp_program__attach(prog, ifindex, mode, 0);
+	if (err) {
+		libxdp_strerror(err, msg, sizeof(msg));
+		p_err("cannot attach to %s: %s%s", dev, msg,
+		      err == -EOPNOTSUPP ? " (try --mode generic)" :
+		      err == -EEXIST || err == -EBUSY ?
+		      " (another XDP program is attached)" :
+		      err == -EINVAL ? " (maps pinned in the pin dir by another build? rerun with -v)" : "");
+		goto cleanup;
+	}
+	mp = attached(ifindex);
+	if (!mp) {
+		p_err("attached to %s, but cannot find the program there", dev);
+		err = -ENOENT;
+		goto cleanup;
+	}
+
+	/* First use of the instance: give it a seed now; and keep the size
+	 * asked for, so that attaching again keeps it. */
+	err = xlb_update_open(&inst, &xlb_opts.instance, &st, false);
+	if (!err) {
+		want = st->config;
+		if (ct.ct_size)
+			want.ct_size = ct.ct_size;
+		err = xlb_config_write(&inst, st, &want);
+		xlb_update_close(&inst, st);
+	}
+	if (!err)
+		report(dev, ifindex, mp, prog);
+cleanup:
+	xdp_multiprog__close(mp);
+	xdp_program__close(prog);
+	xlb__destroy(skel);
+	return err;
+}
+
+int do_detach(int argc, char **argv)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *prog;
+	char msg[128];
+	int ifindex, err;
+
+	if (argc >= 1 && xlb_is_help(argv[0])) {
+		printf("Usage: " DETACH_USAGE "\n"
+		       "Remove xlb from DEV. Its maps stay pinned in the pin dir, so the\n"
+		       "configuration is there again when xlb is attached again.\n");
+		return 0;
+	}
+	err = xlb_expect_args(argc, argv, 1, DETACH_USAGE);
+	if (err)
+		return err;
+	ifindex = ifindex_of(argv[0]);
+	if (!ifindex)
+		return -ENODEV;
+	quiet_libs();
+	mp = attached(ifindex);
+	prog = mp ? find_xlb(mp) : NULL;
+	if (!prog) {
+		p_err("xlb is not attached to %s", argv[0]);
+		xdp_multiprog__close(mp);
+		return -ENOENT;
+	}
+	err = xdp_program__detach(prog, ifindex, xdp_multiprog__attach_mode(mp), 0);
+	if (err) {
+		libxdp_strerror(err, msg, sizeof(msg));
+		p_err("cannot detach from %s: %s", argv[0], msg);
+	}
+	xdp_multiprog__close(mp);
+	return err;
+}

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* xlb backend { add | set | del | help }: a VIP's backends. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr.h"
+#include "cmd.h"
+#include "cli.h"
+#include "update.h"
+
+#define BACKEND_ADD_USAGE "xlb backend add VIP ADDR [--weight W]"
+#define BACKEND_SET_USAGE "xlb backend set VIP ADDR --weight W"
+#define BACKEND_DEL_USAGE "xlb backend del VIP ADDR"
+
+static int backend_help(void)
+{
+	printf("Usage: " BACKEND_ADD_USAGE "\n"
+	       "       " BACKEND_SET_USAGE "\n"
+	       "       " BACKEND_DEL_USAGE "\n"
+	       "       xlb backend help\n"
+	       "VIP  := ADDR:PORT/PROTO, e.g. 192.0.2.10:80/tcp\n"
+	       "ADDR := the backend's address, of the VIP's family; packets reach it\n"
+	       "        encapsulated (IPIP or IP6IP6)\n"
+	       "W    := 0..%d, default 1: its share of the table is W over the\n"
+	       "        sum of the VIP's weights. W = 0 drains the backend: it leaves\n"
+	       "        the table (no new flows) but keeps its record, so tracked\n"
+	       "        connections still reach it until they end.\n"
+	       "Every change recomputes the VIP's table and swaps it in at once\n"
+	       "(-v prints how long that took).\n",
+	       XLB_MAX_WEIGHT);
+	return 0;
+}
+
+enum backend_op { BACKEND_ADD, BACKEND_SET, BACKEND_DEL };
+
+static int backend_change(enum backend_op op, int argc, char **argv)
+{
+	static const char *const usage[] = {
+		[BACKEND_ADD] = BACKEND_ADD_USAGE,
+		[BACKEND_SET] = BACKEND_SET_USAGE,
+		[BACKEND_DEL] = BACKEND_DEL_USAGE,
+	};
+	char vname[XLB_VIP_STRLEN], aname[XLB_ADDR_STRLEN];
+	struct xlb_want *want = NULL, w = { .weight = 1 };
+	struct xlb_state_vip *v;
+	struct xlb_instance inst;
+	struct xlb_vip_key key;
+	struct xlb_state *st;
+	size_t n, i;
+	const char *val;
+	int have_weight, err;
+
+	have_weight = op == BACKEND_DEL ? 0 :
+		      xlb_take_opt(&argc, argv, "--weight", &val);
+	if (have_weight < 0)
+		return have_weight;
+	if (have_weight && (err = xlb_weight_arg(val, &w.weight)))
+		return err;
+	if (op == BACKEND_SET && !have_weight && argc == 2) {
+		p_err("missing --weight; usage: %s", usage[op]);
+		return -EINVAL;
+	}
+	err = xlb_expect_args(argc, argv, 2, usage[op]);
+	if (!err)
+		err = xlb_vip_arg(argv[0], &key);
+	if (!err)
+		err = xlb_addr_arg(argv[1], w.addr, &w.family);
+	if (err)
+		return err;
+	xlb_vip_str(&key, vname, sizeof(vname));
+	xlb_addr_str(w.addr, w.family, aname, sizeof(aname));
+
+	want = calloc(XLB_MAX_BACKENDS, sizeof(*want));
+	if (!want) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	err = xlb_update_open(&inst, &xlb_opts.instance, &st, false);
+	if (err)
+		goto out_free;
+	v = xlb_state_vip_find(st, &key);
+	if (!v) {
+		p_err("no VIP %s", vname);
+		err = -ENOENT;
+		goto out;
+	}
+	n = xlb_vip_wants(st, v->vip.id, want);
+	for (i = 0; i < n; i++)
+		if (want[i].family == w.family &&
+		    !memcmp(want[i].addr, w.addr, sizeof(w.addr)))
+			break;
+	if (op == BACKEND_ADD && i < n) {
+		p_err("backend %s is already in VIP %s", aname, vname);
+		err = -EEXIST;
+		goto out;
+	}
+	if (op != BACKEND_ADD && i == n) {
+		p_err("no backend %s in VIP %s", aname, vname);
+		err = -ENOENT;
+		goto out;
+	}
+	if (op == BACKEND_ADD)
+		want[n++] = w;
+	else if (op == BACKEND_SET)
+		want[i].weight = w.weight;
+	else
+		want[i] = want[--n];
+
+	err = xlb_vip_check(st, &key, v->vip.table_size, want, n,
+			    xlb_vips_free(st), xlb_backend_ids_free(st), vname);
+	if (!err)
+		err = xlb_vip_converge(&inst, st, &key, v->vip.table_size,
+				       want, n);
+	if (!err && op == BACKEND_ADD)
+		xlb_note_sources(st, &w, 1);
+out:
+	xlb_update_close(&inst, st);
+out_free:
+	free(want);
+	return err;
+}
+
+static int backend_add(int argc, char **argv)
+{
+	return backend_change(BACKEND_ADD, argc, argv);
+}
+
+static int backend_set(int argc, char **argv)
+{
+	return backend_change(BACKEND_SET, argc, argv);
+}
+
+static int backend_del(int argc, char **argv)
+{
+	return backend_change(BACKEND_DEL, argc, argv);
+}
+
+int do_backend(int argc, char **argv)
+{
+	static const struct xlb_verb verbs[] = {
+		{ "add", NULL, backend_add },
+		{ "set", NULL, backend_set },
+		{ "del", "delete", backend_del },
+		{ NULL },
+	};
+
+	return xlb_dispatch("backend", verbs, backend_help, argc, argv);
+}

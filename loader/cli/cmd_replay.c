@@ -1,0 +1,606 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xlb replay: the flows of packet captures, addressed to one VIP, through
+ * each table algorithm; how evenly they spread over the backends, and how
+ * many move when the backend set changes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "addr.h"
+#include "cli.h"
+#include "replay_bpf.h"
+#include "replay_report.h"
+
+/* The default flow hash seed: fixed, so replays are reproducible. */
+static const __u64 default_key[2] = {
+	0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL,
+};
+
+#define RANDOM_SEED	0x7265706c6179ULL	/* the band's simulation */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: xlb replay [--algo LIST] [--table-size M] [--vnodes V]\n"
+"                  [--backends N | BACKEND[:WEIGHT]...]\n"
+"                  [--remove K | --add K[:WEIGHT] | --reweight ADDR=W...]\n"
+"                  [--via model|bpf] [--seed HEX] [--csv DIR] [--plot DIR]\n"
+"                  PCAP...\n"
+"  LIST      algorithms, comma-separated: maglev ring rendezvous jump modulo\n"
+"            (default: all; with --via bpf: maglev)\n"
+"  M         Maglev table size, a prime (default %u)\n"
+"  V         ring points per unit of weight (default 100)\n"
+"  N         backends 203.0.113.1 .. 203.0.113.N (default 10; beyond 254,\n"
+"            2001:db8:be::N); or list them: an argument that is an IP\n"
+"            address, with an optional :WEIGHT, is a backend ([IPV6]:WEIGHT)\n"
+"  --remove  the last K backends leave;  --add  K new backends join (next\n"
+"            free names of the default sequence, weight 1 or WEIGHT);\n"
+"            --reweight  ADDR's weight becomes W (repeatable)\n"
+"  --via     model: the userspace tables; bpf: every packet through the XDP\n"
+"            program with BPF_PROG_TEST_RUN (root; maglev only)\n"
+"  --seed    the flow hash key, 32 hex digits (default fixed)\n"
+"Every flow is addressed to VIP " REPLAY_VIP4 " or " REPLAY_VIP6 " at its own\n"
+"server port: its client (the side that sent the SYN, else the first\n"
+"packet) keeps address and port. -j prints JSON; -v adds per-backend loads.\n",
+		XLB_DEFAULT_TABLE_SIZE);
+}
+
+struct replay_args {
+	bool algos[LB__MAX];
+	bool algos_given;
+	__u32 n_backends;
+	struct lb_backend *listed;
+	size_t n_listed;
+	enum replay_change change;
+	__u32 change_k, add_weight;
+	char **reweights;
+	int n_reweights;
+	const char *csv_dir, *plot_dir;
+};
+
+/* An argument is a backend when it is an address, alone or with :WEIGHT. */
+static bool is_backend_arg(const char *arg)
+{
+	char buf[XLB_ADDR_STRLEN + 16];
+	const char *why;
+	__be32 addr[4];
+	__u8 family;
+	char *colon;
+
+	if (!xlb_addr_parse(arg, addr, &family, &why))
+		return true;
+	if (strlen(arg) >= sizeof(buf))
+		return false;
+	strcpy(buf, arg);
+	colon = strrchr(buf, ':');
+	if (!colon)
+		return false;
+	*colon = 0;
+	return !xlb_addr_parse(buf, addr, &family, &why);
+}
+
+/* The i-th (from 1) name of the default backend sequence. */
+static void default_name(__u32 i, char *buf, size_t len)
+{
+	if (i <= 254)
+		snprintf(buf, len, "203.0.113.%u", i);
+	else
+		snprintf(buf, len, "2001:db8:be::%x", i);
+}
+
+static long find_backend(const struct lb_backend *set, size_t n,
+			 const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(set[i].id, id))
+			return i;
+	return -1;
+}
+
+static int parse_algos(const char *list, struct replay_args *a)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	int err = 0, k;
+
+	if (!copy)
+		return -ENOMEM;
+	memset(a->algos, 0, sizeof(a->algos));
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "all")) {
+			for (k = 0; k < LB__MAX; k++)
+				a->algos[k] = true;
+			continue;
+		}
+		k = lb_algo_parse(tok);
+		if (k < 0) {
+			p_err("--algo: unknown algorithm '%s' (maglev, ring, "
+			      "rendezvous, jump, modulo, all)", tok);
+			err = -EINVAL;
+			break;
+		}
+		a->algos[k] = true;
+	}
+	free(copy);
+	a->algos_given = true;
+	return err;
+}
+
+static int parse_u32_opt(const char *opt, const char *val, __u32 min,
+			 __u32 max, __u32 *out)
+{
+	const char *why;
+
+	if (xlb_u32_parse(val, min, max, out, &why)) {
+		p_err("%s '%s': %s", opt, val, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_change(struct replay_args *a, enum replay_change c,
+		      const char *opt)
+{
+	if (a->change != CHANGE_NONE && a->change != c) {
+		p_err("%s: one change at a time (--remove, --add or --reweight)",
+		      opt);
+		return -EINVAL;
+	}
+	a->change = c;
+	return 0;
+}
+
+static int parse_add(const char *val, struct replay_args *a)
+{
+	char buf[32];
+	char *colon;
+	int err;
+
+	if (strlen(val) >= sizeof(buf)) {
+		p_err("--add '%s': expected K or K:WEIGHT", val);
+		return -EINVAL;
+	}
+	strcpy(buf, val);
+	a->add_weight = 1;
+	colon = strchr(buf, ':');
+	if (colon) {
+		const char *why;
+
+		*colon = 0;
+		if (xlb_weight_parse(colon + 1, &a->add_weight, &why) ||
+		    !a->add_weight) {
+			p_err("--add '%s': weight: %s", val,
+			      a->add_weight ? why : "must be positive");
+			return -EINVAL;
+		}
+	}
+	err = parse_u32_opt("--add", buf, 1, XLB_MAX_BACKENDS, &a->change_k);
+	return err;
+}
+
+/* Take one option with a value: "--opt VAL" or "--opt=VAL". Returns the
+ * value and advances *i, or NULL when argv[*i] is not opt. */
+static const char *opt_value(int argc, char **argv, int *i, const char *opt,
+			     int *err)
+{
+	size_t len = strlen(opt);
+
+	if (strncmp(argv[*i], opt, len))
+		return NULL;
+	if (argv[*i][len] == '=')
+		return argv[*i] + len + 1;
+	if (argv[*i][len])
+		return NULL;
+	if (*i + 1 >= argc) {
+		p_err("%s needs a value", opt);
+		*err = -EINVAL;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+static int parse_args(int argc, char **argv, struct replay_args *a,
+		      struct replay_report *r)
+{
+	const char *why, *v;
+	int i, err = 0, k;
+
+	for (k = 0; k < LB__MAX; k++)
+		a->algos[k] = true;
+	r->params.table_size = XLB_DEFAULT_TABLE_SIZE;
+	r->params.vnodes = 100;
+	memcpy(r->key, default_key, sizeof(r->key));
+	r->pcaps = calloc(argc ? argc : 1, sizeof(*r->pcaps));
+	a->listed = calloc(argc ? argc : 1, sizeof(*a->listed));
+	a->reweights = calloc(argc ? argc : 1, sizeof(*a->reweights));
+	if (!r->pcaps || !a->listed || !a->reweights)
+		return -ENOMEM;
+
+	for (i = 0; i < argc && !err; i++) {
+		const char *arg = argv[i];
+
+		if ((v = opt_value(argc, argv, &i, "--algo", &err))) {
+			err = parse_algos(v, a);
+		} else if ((v = opt_value(argc, argv, &i, "--table-size", &err))) {
+			if (xlb_table_size_parse(v, &r->params.table_size, &why)) {
+				p_err("--table-size '%s': %s", v, why);
+				err = -EINVAL;
+			}
+		} else if ((v = opt_value(argc, argv, &i, "--vnodes", &err))) {
+			err = parse_u32_opt("--vnodes", v, 1, 100000,
+					    &r->params.vnodes);
+		} else if ((v = opt_value(argc, argv, &i, "--backends", &err))) {
+			err = parse_u32_opt("--backends", v, 1,
+					    XLB_MAX_BACKENDS, &a->n_backends);
+		} else if ((v = opt_value(argc, argv, &i, "--remove", &err))) {
+			err = set_change(a, CHANGE_REMOVE, "--remove") ?:
+			      parse_u32_opt("--remove", v, 1, XLB_MAX_BACKENDS,
+					    &a->change_k);
+		} else if ((v = opt_value(argc, argv, &i, "--add", &err))) {
+			err = set_change(a, CHANGE_ADD, "--add") ?:
+			      parse_add(v, a);
+		} else if ((v = opt_value(argc, argv, &i, "--reweight", &err))) {
+			err = set_change(a, CHANGE_REWEIGHT, "--reweight");
+			a->reweights[a->n_reweights++] = (char *)v;
+		} else if ((v = opt_value(argc, argv, &i, "--via", &err))) {
+			if (!strcmp(v, "bpf") || !strcmp(v, "model")) {
+				r->via_bpf = !strcmp(v, "bpf");
+			} else {
+				p_err("--via '%s': expected model or bpf", v);
+				err = -EINVAL;
+			}
+		} else if ((v = opt_value(argc, argv, &i, "--seed", &err))) {
+			if (xlb_seed_parse(v, r->key, &why)) {
+				p_err("--seed '%s': %s", v, why);
+				err = -EINVAL;
+			}
+		} else if ((v = opt_value(argc, argv, &i, "--csv", &err))) {
+			a->csv_dir = v;
+		} else if ((v = opt_value(argc, argv, &i, "--plot", &err))) {
+			a->plot_dir = v;
+		} else if (err) {
+			break;
+		} else if (!strcmp(arg, "--")) {
+			for (i++; i < argc; i++)
+				r->pcaps[r->n_pcaps++] = argv[i];
+		} else if (arg[0] == '-' && arg[1]) {
+			p_err("unknown option '%s'; try `xlb replay help`", arg);
+			err = -EINVAL;
+		} else if (is_backend_arg(arg)) {
+			err = lb_backend_parse(arg, &a->listed[a->n_listed]);
+			a->n_listed++;
+		} else {
+			r->pcaps[r->n_pcaps++] = (char *)arg;
+		}
+	}
+	if (err)
+		return err;
+	if (!r->n_pcaps) {
+		p_err("no capture file given; try `xlb replay help`");
+		return -EINVAL;
+	}
+	if (a->n_backends && a->n_listed) {
+		p_err("--backends N and a list of backends exclude each other");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The backend set before the change. */
+static int build_before(struct replay_args *a, struct replay_report *r)
+{
+	size_t n = a->n_listed ? a->n_listed : a->n_backends ? a->n_backends : 10;
+	size_t i;
+
+	r->set[0] = calloc(n, sizeof(*r->set[0]));
+	if (!r->set[0])
+		return -ENOMEM;
+	r->n_set[0] = n;
+	if (a->n_listed) {
+		memcpy(r->set[0], a->listed, n * sizeof(*r->set[0]));
+	} else {
+		for (i = 0; i < n; i++) {
+			default_name(i + 1, r->set[0][i].id, sizeof(r->set[0][i].id));
+			r->set[0][i].weight = 1;
+		}
+	}
+	return lb_backends_check(r->set[0], n, r->params.table_size);
+}
+
+static int apply_reweight(const char *arg, struct replay_report *r)
+{
+	struct lb_backend b;
+	char addr[XLB_NAME_MAX + 8];
+	const char *eq = strrchr(arg, '='), *why;
+	__u32 w;
+	long j;
+
+	if (!eq || (size_t)(eq - arg) >= sizeof(addr)) {
+		p_err("--reweight '%s': expected ADDR=WEIGHT", arg);
+		return -EINVAL;
+	}
+	memcpy(addr, arg, eq - arg);
+	addr[eq - arg] = 0;
+	if (xlb_weight_parse(eq + 1, &w, &why)) {
+		p_err("--reweight '%s': %s", arg, why);
+		return -EINVAL;
+	}
+	if (lb_backend_parse(addr, &b))
+		return -EINVAL;
+	j = find_backend(r->set[1], r->n_set[1], b.id);
+	if (j < 0) {
+		p_err("--reweight '%s': %s is not one of the backends", arg, b.id);
+		return -EINVAL;
+	}
+	r->set[1][j].weight = w;
+	return 0;
+}
+
+/* The backend set after the change, and the change in words. */
+static int build_after(struct replay_args *a, struct replay_report *r)
+{
+	size_t nb = r->n_set[0], na = nb, i;
+	__u32 next = 1;
+	int err, len;
+
+	r->change = a->change;
+	if (a->change == CHANGE_NONE)
+		return 0;
+	if (a->change == CHANGE_REMOVE && a->change_k >= nb) {
+		p_err("--remove %u: only %zu backends; at least one must stay",
+		      a->change_k, nb);
+		return -EINVAL;
+	}
+	if (a->change == CHANGE_ADD)
+		na = nb + a->change_k;
+	else if (a->change == CHANGE_REMOVE)
+		na = nb - a->change_k;
+	r->set[1] = calloc(na > nb ? na : nb, sizeof(*r->set[1]));
+	if (!r->set[1])
+		return -ENOMEM;
+	memcpy(r->set[1], r->set[0], (na < nb ? na : nb) * sizeof(*r->set[1]));
+	r->n_set[1] = na;
+	switch (a->change) {
+	case CHANGE_REMOVE:
+		snprintf(r->change_text, sizeof(r->change_text),
+			 "remove %u of %zu (%s%s)", a->change_k, nb,
+			 r->set[0][na].id, a->change_k > 1 ? " .." : "");
+		break;
+	case CHANGE_ADD:
+		for (i = nb; i < na; i++) {
+			do
+				default_name(next++, r->set[1][i].id,
+					     sizeof(r->set[1][i].id));
+			while (find_backend(r->set[1], i, r->set[1][i].id) >= 0);
+			r->set[1][i].weight = a->add_weight;
+		}
+		snprintf(r->change_text, sizeof(r->change_text),
+			 "add %u to %zu (%s%s)", a->change_k, nb,
+			 r->set[1][nb].id, a->change_k > 1 ? " .." : "");
+		break;
+	case CHANGE_REWEIGHT:
+		len = snprintf(r->change_text, sizeof(r->change_text),
+			       "reweight");
+		for (i = 0; i < (size_t)a->n_reweights; i++) {
+			err = apply_reweight(a->reweights[i], r);
+			if (err)
+				return err;
+			if (len < (int)sizeof(r->change_text))
+				len += snprintf(r->change_text + len,
+						sizeof(r->change_text) - len,
+						" %s", a->reweights[i]);
+		}
+		break;
+	case CHANGE_NONE:
+		break;
+	}
+	return lb_backends_check(r->set[1], na, r->params.table_size);
+}
+
+static int check_via(struct replay_args *a, struct replay_report *r)
+{
+	int k;
+
+	if (!r->via_bpf)
+		return 0;
+	if (!a->algos_given) {
+		memset(a->algos, 0, sizeof(a->algos));
+		a->algos[LB_MAGLEV] = true;
+	}
+	for (k = 0; k < LB__MAX; k++) {
+		if (a->algos[k] && k != LB_MAGLEV) {
+			p_err("--via bpf runs the XDP program, whose tables are "
+			      "Maglev's: use --algo maglev (or --via model for "
+			      "%s)", lb_algo_name(k));
+			return -EINVAL;
+		}
+	}
+	if (geteuid()) {
+		p_err("--via bpf loads the XDP program and needs root; "
+		      "--via model needs nothing");
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* gnuplot must be there before the work starts, not after. */
+static int check_gnuplot(void)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL, buf[4096];
+	bool found = false;
+
+	copy = strdup(path ? path : "/usr/bin:/bin");
+	if (!copy)
+		return -ENOMEM;
+	for (dir = strtok_r(copy, ":", &save); dir && !found;
+	     dir = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, sizeof(buf), "%s/gnuplot", dir);
+		found = !access(buf, X_OK);
+	}
+	free(copy);
+	if (!found) {
+		p_err("--plot needs gnuplot (Debian: gnuplot-nox)");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int read_traces(struct replay_report *r, struct replay_packets *pk)
+{
+	int i, err;
+
+	r->trace.progress = isatty(STDERR_FILENO);
+	for (i = 0; i < r->n_pcaps; i++) {
+		err = trace_read(&r->trace, r->pcaps[i],
+				 pk ? replay_packets_add : NULL, pk);
+		if (err)
+			return err;
+	}
+	if (r->trace.stats.files == r->trace.stats.files_skipped) {
+		p_err("no capture with a supported link type");
+		return -EINVAL;
+	}
+	if (!r->trace.n) {
+		p_err("no TCP or UDP flow in %s%s", r->pcaps[0],
+		      r->n_pcaps > 1 ? " and the other captures" : "");
+		return -ENODATA;
+	}
+	return replay_flows_build(&r->trace, r->key, &r->rf);
+}
+
+static int assign(struct replay_report *r, enum lb_algo_kind k, int phase,
+		  struct replay_packets *pk, struct replay_bpf *dp)
+{
+	struct replay_algo *a = &r->algo[k];
+	const struct lb_backend *set = r->set[phase];
+	size_t n = r->n_set[phase];
+	int err, m;
+
+	a->assign[phase] = calloc(r->rf.n, sizeof(int));
+	a->load[phase] = calloc(n, sizeof(struct replay_load));
+	if (!a->assign[phase] || !a->load[phase])
+		return -ENOMEM;
+	if (dp)
+		err = replay_assign_bpf(dp, &r->params, set, n, &r->rf, pk,
+					a->assign[phase]);
+	else
+		err = replay_assign_model(k, &r->params, set, n, &r->rf,
+					  a->assign[phase]);
+	if (err)
+		return err;
+	replay_loads(&r->rf, a->assign[phase], n, a->load[phase]);
+	for (m = 0; m < RM__MAX; m++)
+		replay_spread(a->load[phase], set, n, m, &a->spread[phase][m]);
+	return 0;
+}
+
+static int run(struct replay_args *a, struct replay_report *r)
+{
+	struct replay_packets packets = {}, *pk = r->via_bpf ? &packets : NULL;
+	struct replay_bpf *dp = NULL;
+	int err, k, p;
+
+	err = read_traces(r, pk);
+	if (err)
+		goto cleanup;
+	if (pk) {
+		replay_packets_resolve(pk, &r->rf);
+		err = replay_bpf_open(r->key, &dp);
+		if (err)
+			goto cleanup;
+	}
+	for (p = 0; p < PHASES(r); p++) {
+		err = replay_random_band(&r->rf, r->set[p], r->n_set[p],
+					 replay_random_reps(r->rf.n),
+					 RANDOM_SEED, &r->random[p]);
+		if (err)
+			goto cleanup;
+	}
+	for (k = 0; k < LB__MAX; k++) {
+		if (!a->algos[k])
+			continue;
+		for (p = 0; p < PHASES(r) && !err; p++)
+			err = assign(r, k, p, pk, dp);
+		if (err == -EINVAL && !a->algos_given) {
+			/* Not every algorithm takes every set (weights). */
+			p_info("%s cannot build this backend set; left out",
+			       lb_algo_name(k));
+			err = 0;
+			continue;
+		}
+		if (err) {
+			if (!dp)
+				p_err("%s: cannot build the table: %s",
+				      lb_algo_name(k), strerror(-err));
+			goto cleanup;
+		}
+		if (r->change != CHANGE_NONE)
+			err = replay_disruption(&r->rf, r->set[0], r->n_set[0],
+						r->algo[k].assign[0], r->set[1],
+						r->n_set[1], r->algo[k].assign[1],
+						&r->algo[k].dis);
+		if (err)
+			goto cleanup;
+		r->algo[k].done = true;
+	}
+cleanup:
+	replay_bpf_close(dp);
+	replay_packets_free(&packets);
+	return err;
+}
+
+static int output(struct replay_args *a, struct replay_report *r)
+{
+	int err = 0;
+
+	if (a->csv_dir)
+		err = replay_write_csv(r, a->csv_dir);
+	if (!err && a->plot_dir)
+		err = replay_write_plots(r, a->plot_dir);
+	if (err)
+		return err;
+	if (xlb_opts.json)
+		return replay_print_json(r);
+	replay_print_table(r, xlb_opts.instance.verbose);
+	return 0;
+}
+
+int do_replay(int argc, char **argv)
+{
+	struct replay_report r = {};
+	struct replay_args a = {};
+	int err;
+
+	if (argc >= 1 && (!strcmp(argv[0], "help") || !strcmp(argv[0], "-h") ||
+			  !strcmp(argv[0], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	err = parse_args(argc, argv, &a, &r);
+	if (!err)
+		err = build_before(&a, &r);
+	if (!err)
+		err = build_after(&a, &r);
+	if (!err)
+		err = check_via(&a, &r);
+	if (!err && a.plot_dir)
+		err = check_gnuplot();
+	if (!err)
+		err = run(&a, &r);
+	if (!err)
+		err = output(&a, &r);
+	if (err == -ENOMEM)
+		p_err("out of memory");
+	replay_report_free(&r);
+	free(a.listed);
+	free(a.reweights);
+	return err;
+}

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xlb show [VIP]: settings, VIPs, backends, weights, and what the live
+ * tables actually hold (slots per backend, read back from the kernel), with
+ * a fingerprint per VIP to compare balancers, and the flows each backend
+ * still holds in the connection table (conntrack_map.h says how they are
+ * counted).
+ *
+ * `xlb show -j` is accepted by `xlb apply`, which skips the observed keys
+ * (xlb_show_observed()).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "addr.h"
+#include "cli.h"
+#include "cmd.h"
+#include "conntrack_map.h"
+#include "settings.h"
+#include "state.h"
+#include "table_map.h"
+
+/* What the live table of one VIP holds. */
+struct live_table {
+	__u32 *slots;		/* NULL: no table installed */
+	__u32 m;
+	__u32 *count;		/* slots per backend id */
+	__u32 unassigned;	/* slots naming no live backend of the VIP */
+	__u64 fingerprint;
+};
+
+static int read_live(const struct xlb_instance *inst,
+		     const struct xlb_state *st,
+		     const struct xlb_state_vip *v, struct live_table *t)
+{
+	const struct xlb_backend *b;
+	__u32 i, id;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->count = calloc(XLB_MAX_BACKENDS, sizeof(*t->count));
+	if (!t->count)
+		return -ENOMEM;
+	err = xlb_table_read(inst->tables_fd, v->vip.id, &t->slots, &t->m);
+	if (err == -ENOENT)
+		return 0;
+	if (err)
+		return err;
+	for (i = 0; i < t->m; i++) {
+		id = t->slots[i];
+		b = id < XLB_MAX_BACKENDS ? &st->backends[id] : NULL;
+		if (b && id != XLB_BACKEND_NONE && xlb_backend_live(b) &&
+		    b->vip_id == v->vip.id)
+			t->count[id]++;
+		else
+			t->unassigned++;
+	}
+	if (t->m == v->vip.table_size)
+		t->fingerprint = xlb_state_fingerprint(st, v, t->slots);
+	return 0;
+}
+
+static void free_live(struct live_table *t)
+{
+	free(t->slots);
+	free(t->count);
+}
+
+static double share(const struct live_table *t, __u32 id)
+{
+	return t->m ? (double)t->count[id] / t->m : 0;
+}
+
+/*
+ * What `xlb show -j` prints that is observed, not configured: `xlb apply`
+ * accepts show's output back and skips these keys (any other unknown key
+ * is an error there). A new observed field is added here.
+ */
+static const char *const observed_vip_keys[] = {
+	"id", "fingerprint", "slots_without_backend", "dirty", NULL,
+};
+static const char *const observed_backend_keys[] = {
+	"id", "gen", "slots", "share", "flows", NULL,
+};
+
+bool xlb_show_observed(bool backend, const char *key)
+{
+	const char *const *k = backend ? observed_backend_keys :
+					 observed_vip_keys;
+
+	for (; *k; k++)
+		if (!strcmp(*k, key))
+			return true;
+	return false;
+}
+
+static struct json_object *vip_json(const struct xlb_state *st,
+				    const struct xlb_state_vip *v,
+				    const struct live_table *t,
+				    const __u32 *ids, size_t n,
+				    const struct xlb_ct_census *ct)
+{
+	struct json_object *o, *backends, *b;
+	char text[XLB_VIP_STRLEN];
+	const struct xlb_backend *be;
+	size_t i;
+
+	o = json_object_new_object();
+	json_object_object_add(o, "vip", json_object_new_string(
+		xlb_vip_str(&v->key, text, sizeof(text))));
+	json_object_object_add(o, "table_size",
+			       json_object_new_int64(v->vip.table_size));
+	backends = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		be = &st->backends[ids[i]];
+		b = json_object_new_object();
+		json_object_object_add(b, "addr", json_object_new_string(
+			xlb_addr_str(be->addr, be->family, text, sizeof(text))));
+		json_object_object_add(b, "weight",
+				       json_object_new_int64(be->weight));
+		json_object_object_add(b, "id", json_object_new_int64(ids[i]));
+		json_object_object_add(b, "gen", json_object_new_int64(be->gen));
+		json_object_object_add(b, "slots",
+				       json_object_new_int64(t->count[ids[i]]));
+		json_object_object_add(b, "share",
+				       json_object_new_double(share(t, ids[i])));
+		json_object_object_add(b, "flows",
+				       json_object_new_int64(ct->flows[ids[i]]));
+		json_object_array_add(backends, b);
+	}
+	json_object_object_add(o, "backends", backends);
+
+	json_object_object_add(o, "id", json_object_new_int64(v->vip.id));
+	snprintf(text, sizeof(text), "%016" PRIx64, (uint64_t)t->fingerprint);
+	json_object_object_add(o, "fingerprint", t->slots ?
+			       json_object_new_string(text) : NULL);
+	json_object_object_add(o, "slots_without_backend",
+			       json_object_new_int64(t->unassigned));
+	json_object_object_add(o, "dirty", json_object_new_boolean(
+		!!(v->vip.flags & XLB_VIP_F_DIRTY)));
+	return o;
+}
+
+static void vip_print(const struct xlb_state *st,
+		      const struct xlb_state_vip *v,
+		      const struct live_table *t, const __u32 *ids, size_t n,
+		      const struct xlb_ct_census *ct)
+{
+	char text[XLB_VIP_STRLEN];
+	const struct xlb_backend *be;
+	size_t i;
+
+	printf("vip %s table-size %u backends %zu", xlb_vip_str(&v->key, text,
+	       sizeof(text)), v->vip.table_size, n);
+	if (t->slots)
+		printf(" fingerprint %016" PRIx64, (uint64_t)t->fingerprint);
+	else
+		printf(" no-table");
+	if (t->unassigned && n)
+		printf(" slots-without-backend %u", t->unassigned);
+	if (v->vip.flags & XLB_VIP_F_DIRTY)
+		printf(" (a change was interrupted: the next xlb change finishes it)");
+	printf("\n");
+	for (i = 0; i < n; i++) {
+		be = &st->backends[ids[i]];
+		printf("\tbackend %s weight %u slots %u share %.2f%% flows %u%s\n",
+		       xlb_addr_str(be->addr, be->family, text, sizeof(text)),
+		       be->weight, t->count[ids[i]], 100 * share(t, ids[i]),
+		       ct->flows[ids[i]], be->weight ? "" : " draining");
+	}
+}
+
+int do_show(int argc, char **argv)
+{
+	static __u32 ids[XLB_MAX_BACKENDS];
+	struct json_object *o = NULL, *vips = NULL;
+	struct xlb_ct_census *ct = NULL;
+	struct xlb_vip_key only;
+	struct xlb_instance inst;
+	struct xlb_state_vip *v;
+	struct xlb_state *st;
+	struct live_table t;
+	bool filter = false;
+	size_t n;
+	__u32 i;
+	int err;
+
+	if (argc >= 1 && xlb_is_help(argv[0])) {
+		printf("Usage: xlb show [VIP]\n"
+		       "Settings, VIPs with their table size and fingerprint, backends with\n"
+		       "their weight, the slots and share they hold in the live table, and\n"
+		       "the flows they hold in the connection table (live entries, counted\n"
+		       "at the time of the command). -j prints JSON, which `xlb apply`\n"
+		       "accepts back.\n");
+		return 0;
+	}
+	if (argc > 1)
+		return xlb_expect_args(argc, argv, 1, "xlb show [VIP]");
+	if (argc == 1) {
+		err = xlb_vip_arg(argv[0], &only);
+		if (err)
+			return err;
+		filter = true;
+	}
+	err = xlb_state_open(&inst, &xlb_opts.instance, &st);
+	if (err)
+		return err;
+	if (filter && !xlb_state_vip_find(st, &only)) {
+		char name[XLB_VIP_STRLEN];
+
+		p_err("no VIP %s", xlb_vip_str(&only, name, sizeof(name)));
+		err = -ENOENT;
+		goto out;
+	}
+	ct = malloc(sizeof(*ct));
+	err = ct ? xlb_ct_census(inst.conntrack_fd, &st->config, st->backends, ct) :
+	      -ENOMEM;
+	if (err) {
+		p_err("cannot read the connection table: %s", strerror(-err));
+		goto out;
+	}
+
+	if (xlb_opts.json) {
+		o = json_object_new_object();
+		json_object_object_add(o, "config", xlb_settings_json(&st->config));
+		vips = json_object_new_array();
+		json_object_object_add(o, "vips", vips);
+	} else if (!filter) {
+		xlb_settings_print(&st->config, true);
+		printf("conntrack size %u entries %llu live %llu\n", ct->size,
+		       (unsigned long long)ct->entries, (unsigned long long)ct->live);
+	}
+	for (i = 0; i < st->n_vips; i++) {
+		v = &st->vips[i];
+		if (filter && memcmp(&v->key, &only, sizeof(only)))
+			continue;
+		err = read_live(&inst, st, v, &t);
+		if (err) {
+			p_err("cannot read the table of VIP id %u: %s",
+			      v->vip.id, strerror(-err));
+			free_live(&t);
+			goto out;
+		}
+		n = xlb_state_vip_backends(st, v->vip.id, ids);
+		if (xlb_opts.json)
+			json_object_array_add(vips, vip_json(st, v, &t, ids, n, ct));
+		else
+			vip_print(st, v, &t, ids, n, ct);
+		free_live(&t);
+	}
+	if (o)
+		xlb_json_print(o);
+	o = NULL;
+out:
+	json_object_put(o);
+	free(ct);
+	xlb_state_free(st);
+	xlb_instance_close(&inst);
+	return err;
+}

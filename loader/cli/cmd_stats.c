@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* xlb stats: the per-CPU counters summed, per VIP, per backend and per
+ * reason (the names of XLB_STAT_LIST), as text, JSON or Prometheus. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <json-c/json.h>
+
+#include "addr.h"
+#include "cli.h"
+#include "cmd.h"
+#include "state.h"
+
+#define STAT_NAME(name, str) str,
+static const char *const reason_names[XLB_STAT__MAX] = {
+	XLB_STAT_LIST(STAT_NAME)
+};
+#undef STAT_NAME
+
+struct counters {
+	int ncpu;
+	struct xlb_counter *percpu;	/* scratch for one lookup */
+};
+
+/* The sum over CPUs of entry id; a missing entry counts as zero. */
+static int sum(struct counters *c, int fd, __u32 id, struct xlb_counter *out)
+{
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	if (bpf_map_lookup_elem(fd, &id, c->percpu))
+		return errno == ENOENT ? 0 : -errno;
+	for (i = 0; i < c->ncpu; i++) {
+		out->packets += c->percpu[i].packets;
+		out->bytes += c->percpu[i].bytes;
+	}
+	return 0;
+}
+
+/* The counters of one VIP or backend, named as printed. */
+struct row {
+	char vip[XLB_VIP_STRLEN];
+	char backend[XLB_ADDR_STRLEN];	/* "" for the VIP's own row */
+	struct xlb_counter c;
+};
+
+struct snapshot {
+	struct xlb_counter reason[XLB_STAT__MAX];
+	struct row *rows;		/* each VIP, then its backends */
+	size_t n_rows;
+};
+
+static int collect(struct xlb_instance *inst, struct xlb_state *st,
+		   struct snapshot *snap)
+{
+	static __u32 ids[XLB_MAX_BACKENDS];
+	const struct xlb_backend *b;
+	struct counters cnt;
+	struct row *r;
+	size_t n, k;
+	__u32 i;
+	int err = 0;
+
+	cnt.ncpu = libbpf_num_possible_cpus();
+	if (cnt.ncpu < 0)
+		return cnt.ncpu;
+	cnt.percpu = calloc(cnt.ncpu, sizeof(*cnt.percpu));
+	snap->rows = calloc(st->n_vips + XLB_MAX_BACKENDS, sizeof(*snap->rows));
+	if (!cnt.percpu || !snap->rows) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < XLB_STAT__MAX && !err; i++)
+		err = sum(&cnt, inst->stats_fd, i, &snap->reason[i]);
+	for (i = 0; i < st->n_vips && !err; i++) {
+		const struct xlb_state_vip *v = &st->vips[i];
+
+		r = &snap->rows[snap->n_rows++];
+		xlb_vip_str(&v->key, r->vip, sizeof(r->vip));
+		err = sum(&cnt, inst->vip_stats_fd, v->vip.id, &r->c);
+		n = xlb_state_vip_backends(st, v->vip.id, ids);
+		for (k = 0; k < n && !err; k++) {
+			b = &st->backends[ids[k]];
+			r = &snap->rows[snap->n_rows++];
+			xlb_vip_str(&v->key, r->vip, sizeof(r->vip));
+			xlb_addr_str(b->addr, b->family, r->backend,
+				     sizeof(r->backend));
+			err = sum(&cnt, inst->backend_stats_fd, ids[k], &r->c);
+		}
+	}
+out:
+	free(cnt.percpu);
+	return err;
+}
+
+static void print_text(const struct snapshot *snap)
+{
+	const struct row *r;
+	size_t i;
+
+	for (i = 0; i < snap->n_rows; i++) {
+		r = &snap->rows[i];
+		if (r->backend[0])
+			printf("\tbackend %s", r->backend);
+		else
+			printf("vip %s", r->vip);
+		printf(" packets %llu bytes %llu\n",
+		       (unsigned long long)r->c.packets,
+		       (unsigned long long)r->c.bytes);
+	}
+	printf("%-24s %20s %20s\n", "reason", "packets", "bytes");
+	for (i = 0; i < XLB_STAT__MAX; i++)
+		printf("%-24s %20llu %20llu\n", reason_names[i],
+		       (unsigned long long)snap->reason[i].packets,
+		       (unsigned long long)snap->reason[i].bytes);
+}
+
+static struct json_object *counter_json(const struct xlb_counter *c,
+					const char *key, const char *name)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (key)
+		json_object_object_add(o, key, json_object_new_string(name));
+	json_object_object_add(o, "packets", json_object_new_int64(c->packets));
+	json_object_object_add(o, "bytes", json_object_new_int64(c->bytes));
+	return o;
+}
+
+static void print_json(const struct snapshot *snap)
+{
+	struct json_object *o, *vips, *reasons, *vo = NULL, *backends = NULL;
+	const struct row *r;
+	size_t i;
+
+	o = json_object_new_object();
+	vips = json_object_new_array();
+	reasons = json_object_new_object();
+	for (i = 0; i < snap->n_rows; i++) {
+		r = &snap->rows[i];
+		if (r->backend[0]) {
+			json_object_array_add(backends,
+				counter_json(&r->c, "addr", r->backend));
+			continue;
+		}
+		vo = counter_json(&r->c, "vip", r->vip);
+		backends = json_object_new_array();
+		json_object_object_add(vo, "backends", backends);
+		json_object_array_add(vips, vo);
+	}
+	for (i = 0; i < XLB_STAT__MAX; i++)
+		json_object_object_add(reasons, reason_names[i],
+				       counter_json(&snap->reason[i], NULL, NULL));
+	json_object_object_add(o, "vips", vips);
+	json_object_object_add(o, "counters", reasons);
+	xlb_json_print(o);
+}
+
+/* The Prometheus text exposition format: one family per metric. */
+static void print_prometheus(const struct snapshot *snap)
+{
+	static const char *const unit[] = { "packets", "bytes" };
+	const struct row *r;
+	unsigned long long v;
+	size_t i;
+	int u;
+
+	for (u = 0; u < 2; u++) {
+		printf("# HELP xlb_%s_total %s by outcome: forward, the pass_ and drop_ reasons, connection-table events\n"
+		       "# TYPE xlb_%s_total counter\n", unit[u],
+		       u ? "Bytes" : "Packets", unit[u]);
+		for (i = 0; i < XLB_STAT__MAX; i++)
+			printf("xlb_%s_total{reason=\"%s\"} %llu\n", unit[u],
+			       reason_names[i], (unsigned long long)(u ?
+			       snap->reason[i].bytes : snap->reason[i].packets));
+	}
+	for (u = 0; u < 4; u++) {
+		bool backend = u >= 2;
+
+		printf("# HELP xlb_%s_%s_total %s\n# TYPE xlb_%s_%s_total counter\n",
+		       backend ? "backend" : "vip", unit[u % 2], backend ?
+		       "Traffic sent to a backend of a VIP" : "Traffic to a VIP",
+		       backend ? "backend" : "vip", unit[u % 2]);
+		for (i = 0; i < snap->n_rows; i++) {
+			r = &snap->rows[i];
+			if (!!r->backend[0] != backend)
+				continue;
+			v = u % 2 ? r->c.bytes : r->c.packets;
+			if (backend)
+				printf("xlb_backend_%s_total{vip=\"%s\",backend=\"%s\"} %llu\n",
+				       unit[u % 2], r->vip, r->backend, v);
+			else
+				printf("xlb_vip_%s_total{vip=\"%s\"} %llu\n",
+				       unit[u % 2], r->vip, v);
+		}
+	}
+}
+
+enum format { TEXT, JSON, PROMETHEUS };
+
+int do_stats(int argc, char **argv)
+{
+	enum format fmt = xlb_opts.json ? JSON : TEXT;
+	struct snapshot snap = {};
+	struct xlb_instance inst;
+	struct xlb_state *st;
+	int err;
+
+	if (argc >= 1 && xlb_is_help(argv[0])) {
+		printf("Usage: xlb stats [-j | --prometheus]\n"
+		       "Packets and bytes per VIP, per backend, and per outcome: forward,\n"
+		       "pass_* and drop_* reasons, connection-table events (ct_*).\n"
+		       "Counters are summed over CPUs; a new VIP or backend starts at zero.\n");
+		return 0;
+	}
+	if (xlb_take_flag(&argc, argv, "--prometheus")) {
+		if (xlb_opts.json) {
+			p_err("-j and --prometheus exclude each other");
+			return -EINVAL;
+		}
+		fmt = PROMETHEUS;
+	}
+	err = xlb_expect_args(argc, argv, 0, "xlb stats [-j | --prometheus]");
+	if (err)
+		return err;
+	err = xlb_state_open(&inst, &xlb_opts.instance, &st);
+	if (err)
+		return err;
+	err = collect(&inst, st, &snap);
+	if (err)
+		p_err("cannot read counters in %s: %s", inst.dir, strerror(-err));
+	xlb_state_free(st);
+	xlb_instance_close(&inst);
+	if (!err && fmt == TEXT)
+		print_text(&snap);
+	else if (!err && fmt == JSON)
+		print_json(&snap);
+	else if (!err)
+		print_prometheus(&snap);
+	free(snap.rows);
+	return err;
+}

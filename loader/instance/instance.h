@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * An xlb instance: the maps pinned by name in one directory on bpffs
+ * (/sys/fs/bpf/tc/globals after `ip link ... xdp obj`, or --pin-dir), and
+ * the lock that serialises xlb commands working on it. xlb keeps no daemon:
+ * every command opens the instance, reads and changes the maps, and exits.
+ */
+#ifndef XLB_INSTANCE_H
+#define XLB_INSTANCE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <linux/types.h>
+
+/* Where the instance is (the command line's --pin-dir), and whether to say
+ * what a command waits for and how long each table took (-v). */
+struct xlb_instance_opts {
+	const char *pin_dir;
+	bool verbose;
+};
+
+struct xlb_instance {
+	char dir[PATH_MAX];
+	bool verbose;
+	int dir_fd;		/* holds the flock */
+	int config_fd;
+	int vips_fd;
+	int tables_fd;
+	int backends_fd;
+	int vip_stats_fd;
+	int backend_stats_fd;
+	int stats_fd;
+	int conntrack_fd;
+};
+
+enum xlb_lock {
+	XLB_LOCK_READ,		/* shared: readers see no half-done change */
+	XLB_LOCK_WRITE,		/* exclusive */
+};
+
+/* Open the instance in dir and take its lock, waiting up to
+ * XLB_LOCK_WAIT_S for another xlb command to finish. Returns 0 or -errno
+ * after p_err() (-ENOENT: no instance there). */
+#define XLB_LOCK_WAIT_S	10
+int xlb_instance_open(struct xlb_instance *inst,
+		      const struct xlb_instance_opts *opts, enum xlb_lock lock);
+void xlb_instance_close(struct xlb_instance *inst);
+
+/* Mount bpffs on /sys/fs/bpf when it is not mounted, create dir (and its
+ * parents), and check that dir is on bpffs. Returns 0 or -errno after
+ * p_err(). */
+int xlb_pin_dir_prepare(const char *dir);
+
+/*
+ * Every map write of xlb goes through these, so that the test build of
+ * xlb (tests/lib/fault.c) can stop right after any of them and prove that
+ * a kill at any point leaves a working instance.
+ */
+int xlb_map_update(int fd, const void *key, const void *value, __u64 flags);
+int xlb_map_delete(int fd, const void *key);
+/* n elements in one BPF_MAP_UPDATE_BATCH: one write. */
+int xlb_map_update_batch(int fd, const void *keys, const void *values,
+			 __u32 n);
+/*
+ * Install a VIP's table (see table_map.h), counted as one write. The swap
+ * is live for packets the moment the kernel exchanges the outer entry, but
+ * the update returns only after an RCU grace period (the kernel waits for
+ * programs still running on the old table), milliseconds later. With
+ * live_us, a thread watches the outer entry and *live_us receives the time
+ * (xlb_now_us()) at which the new table was first seen there.
+ */
+int xlb_map_install_table(int tables_fd, __u32 vip_id, const __u32 *slots,
+			  __u32 m, double *live_us);
+
+/* Microseconds since the process started (for -v timings). */
+double xlb_elapsed_us(void);
+double xlb_now_us(void);
+
+#endif /* XLB_INSTANCE_H */

@@ -1,0 +1,665 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Changing an instance in a kill-safe order (see update.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "addr.h"
+#include "report.h"
+#include "update.h"
+
+struct xlb_table_timing xlb_last_table_timing;
+bool xlb_time_tables;
+
+static int zero_counter(int fd, __u32 id)
+{
+	static void *zeros;
+	int ncpu;
+
+	if (!zeros) {
+		ncpu = libbpf_num_possible_cpus();
+		if (ncpu < 0)
+			return ncpu;
+		zeros = calloc(ncpu, sizeof(struct xlb_counter));
+		if (!zeros)
+			return -ENOMEM;
+	}
+	return xlb_map_update(fd, &id, zeros, 0);
+}
+
+/*
+ * Backend records written together in one batch update: a kill lands
+ * before or after the syscall, never inside it, so a VIP's change of
+ * records is all there or not at all, and the next command never finishes
+ * a change that was only half written down.
+ */
+struct record_batch {
+	__u32 n, n_new;
+	__u32 ids[XLB_MAX_BACKENDS];
+	struct xlb_backend recs[XLB_MAX_BACKENDS];
+	__u32 new_ids[XLB_MAX_BACKENDS];	/* counters to reset */
+};
+
+static struct record_batch batch;
+
+/* Queue a record; the state sees it at once, so ids are not handed out
+ * twice. */
+static void batch_put(struct xlb_state *st, __u32 id,
+		      const struct xlb_backend *b)
+{
+	batch.ids[batch.n] = id;
+	batch.recs[batch.n++] = *b;
+	st->backends[id] = *b;
+}
+
+/* The record keeps its gen, so the slot's next backend gets a new one. */
+static void batch_free(struct xlb_state *st, __u32 id)
+{
+	struct xlb_backend b = { .gen = st->backends[id].gen };
+
+	batch_put(st, id, &b);
+}
+
+static int batch_alloc(struct xlb_state *st, __u32 vip_id,
+		       const struct xlb_want *w)
+{
+	struct xlb_backend b = {
+		.vip_id = vip_id,
+		.weight = w->weight,
+		.family = w->family,
+		.flags = XLB_BE_F_IN_USE,
+	};
+	int id;
+
+	id = xlb_state_alloc_backend_id(st);
+	if (id < 0) {
+		p_err("no free backend record (limit %d)", XLB_BACKEND_IDS);
+		batch.n = batch.n_new = 0;
+		return id;
+	}
+	memcpy(b.addr, w->addr, sizeof(b.addr));
+	b.gen = st->backends[id].gen + 1;
+	batch.new_ids[batch.n_new++] = id;
+	batch_put(st, id, &b);
+	return 0;
+}
+
+static int batch_write(struct xlb_instance *inst)
+{
+	__u32 i;
+	int err = 0;
+
+	/* A new backend starts from zero, not from its slot's last user:
+	 * reset before the record can be reached. */
+	for (i = 0; i < batch.n_new && !err; i++)
+		err = zero_counter(inst->backend_stats_fd, batch.new_ids[i]);
+	if (err) {
+		p_err("cannot reset backend counters in %s/%s: %s", inst->dir,
+		      XLB_MAP_BACKEND_STATS, strerror(-err));
+		goto out;
+	}
+	if (batch.n)
+		err = xlb_map_update_batch(inst->backends_fd, batch.ids,
+					   batch.recs, batch.n);
+	if (err)
+		p_err("cannot write %u backend records in %s/%s: %s", batch.n,
+		      inst->dir, XLB_MAP_BACKENDS, strerror(-err));
+out:
+	batch.n = batch.n_new = 0;
+	return err;
+}
+
+static int write_vip(struct xlb_instance *inst, const struct xlb_state_vip *v,
+		     __u64 flags)
+{
+	char name[XLB_VIP_STRLEN];
+	int err = xlb_map_update(inst->vips_fd, &v->key, &v->vip, flags);
+
+	if (err)
+		p_err("cannot write VIP %s in %s/%s: %s",
+		      xlb_vip_str(&v->key, name, sizeof(name)), inst->dir,
+		      XLB_MAP_VIPS, strerror(-err));
+	return err;
+}
+
+/* Compute the table the records of vip_id ask for and swap it in. */
+static int install_table(struct xlb_instance *inst, struct xlb_state *st,
+			 const struct xlb_vip_key *key, __u32 vip_id, __u32 m)
+{
+	struct xlb_table_timing *t = &xlb_last_table_timing;
+	char name[XLB_VIP_STRLEN];
+	double t0, t1, t2, live;
+	__u32 *slots;
+	int err;
+
+	xlb_vip_str(key, name, sizeof(name));
+	slots = malloc((size_t)m * sizeof(*slots));
+	if (!slots) {
+		p_err("out of memory for a table of %u slots", m);
+		return -ENOMEM;
+	}
+	t0 = xlb_now_us();
+	err = xlb_state_table_build(st, vip_id, m, slots);
+	t1 = xlb_now_us();
+	if (err) {
+		p_err("cannot compute the table of %s: %s", name,
+		      strerror(-err));
+		goto out;
+	}
+	err = xlb_map_install_table(inst->tables_fd, vip_id, slots, m,
+				    inst->verbose || xlb_time_tables ?
+				    &live : NULL);
+	t2 = xlb_now_us();
+	if (err) {
+		p_err("cannot install the table of %s in %s/%s: %s", name,
+		      inst->dir, XLB_MAP_TABLES, strerror(-err));
+		goto out;
+	}
+	if (!inst->verbose && !xlb_time_tables)
+		goto out;
+	t->build_us = t1 - t0;
+	t->live_us = live - t1;
+	t->return_us = t2 - t1;
+	t->since_start_us = t->live_us + t1 - (xlb_now_us() - xlb_elapsed_us());
+	if (inst->verbose)
+		p_info("xlb: %s: table of %u slots computed in %.3f ms, live %.3f ms later, %.3f ms after command start (update returned after %.3f ms: the kernel waits for packets on the old table)",
+		       name, m, t->build_us / 1e3, t->live_us / 1e3,
+		       t->since_start_us / 1e3, t->return_us / 1e3);
+out:
+	free(slots);
+	return err;
+}
+
+/* Free the records of vip_id: all of them, or those marked REMOVED. */
+static int free_backends_of(struct xlb_instance *inst, struct xlb_state *st,
+			    __u32 vip_id, bool removed_only)
+{
+	struct xlb_backend *b;
+	__u32 i;
+
+	for (i = 1; i < XLB_MAX_BACKENDS; i++) {
+		b = &st->backends[i];
+		if (!(b->flags & XLB_BE_F_IN_USE) || b->vip_id != vip_id)
+			continue;
+		if (removed_only && !(b->flags & XLB_BE_F_REMOVED))
+			continue;
+		batch_free(st, i);
+	}
+	return batch_write(inst);
+}
+
+/* The end of a change of a DIRTY VIP's records: the table they ask for,
+ * then the REMOVED ones freed, then the VIP clean again. */
+static int vip_commit(struct xlb_instance *inst, struct xlb_state *st,
+		      struct xlb_state_vip *v)
+{
+	int err;
+
+	err = install_table(inst, st, &v->key, v->vip.id, v->vip.table_size);
+	if (!err)
+		err = free_backends_of(inst, st, v->vip.id, true);
+	if (err)
+		return err;
+	v->vip.flags &= ~XLB_VIP_F_DIRTY;
+	return write_vip(inst, v, BPF_EXIST);
+}
+
+/* Roll a VIP left DIRTY forward: its records are what was wanted. */
+static int finish_vip(struct xlb_instance *inst, struct xlb_state *st,
+		      struct xlb_state_vip *v)
+{
+	char name[XLB_VIP_STRLEN];
+
+	p_info("xlb: %s: finishing a change that was interrupted",
+	       xlb_vip_str(&v->key, name, sizeof(name)));
+	return vip_commit(inst, st, v);
+}
+
+/* Leftovers of interrupted commands: records and tables of ids no VIP
+ * holds, REMOVED records of clean VIPs. */
+static int free_leftovers(struct xlb_instance *inst, struct xlb_state *st)
+{
+	bool held[XLB_MAX_VIPS] = {};
+	struct xlb_backend *b;
+	__u32 i, inner_id;
+	int err;
+
+	for (i = 0; i < st->n_vips; i++)
+		if (st->vips[i].vip.id < XLB_MAX_VIPS)
+			held[st->vips[i].vip.id] = true;
+	for (i = 1; i < XLB_MAX_BACKENDS; i++) {
+		b = &st->backends[i];
+		if (!(b->flags & XLB_BE_F_IN_USE))
+			continue;
+		if (b->vip_id < XLB_MAX_VIPS && held[b->vip_id] &&
+		    !(b->flags & XLB_BE_F_REMOVED))
+			continue;
+		batch_free(st, i);
+	}
+	err = batch_write(inst);
+	if (err)
+		return err;
+	for (i = 0; i < XLB_MAX_VIPS; i++) {
+		if (held[i] || bpf_map_lookup_elem(inst->tables_fd, &i, &inner_id))
+			continue;
+		err = xlb_map_delete(inst->tables_fd, &i);
+		if (err && err != -ENOENT) {
+			p_err("cannot delete table %u in %s/%s: %s", i,
+			      inst->dir, XLB_MAP_TABLES, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * An instance's first update gives it its random seeds: the flow hash's
+ * (unless the command sets one) and the connection table's, kept for good
+ * so that a reseed leaves the table's entries where the datapath finds
+ * them (an instance made before it had one gets it now).
+ */
+static int first_use(struct xlb_instance *inst, struct xlb_state *st,
+		     bool seed_given)
+{
+	struct xlb_config cfg = st->config;
+	int err;
+
+	if (!seed_given && !(cfg.flags & XLB_CFG_F_INITIALIZED)) {
+		if (getrandom(cfg.hash_key, sizeof(cfg.hash_key), 0) !=
+		    sizeof(cfg.hash_key))
+			goto no_random;
+		cfg.flags |= XLB_CFG_F_INITIALIZED;
+	}
+	if (!cfg.ct_seed) {
+		if (getrandom(&cfg.ct_seed, sizeof(cfg.ct_seed), 0) !=
+		    sizeof(cfg.ct_seed))
+			goto no_random;
+		/* 0 means none yet. */
+		cfg.ct_seed |= !cfg.ct_seed;
+	}
+	return xlb_config_write(inst, st, &cfg);
+no_random:
+	err = -errno;
+	p_err("cannot get a random seed: %s", strerror(-err));
+	return err;
+}
+
+int xlb_update_begin(struct xlb_instance *inst, struct xlb_state **out,
+		     bool seed_given)
+{
+	struct xlb_state *st;
+	__u32 i;
+	int err;
+
+	err = xlb_state_read(inst, &st);
+	if (err)
+		return err;
+	for (i = 0; i < st->n_vips; i++) {
+		if (!(st->vips[i].vip.flags & XLB_VIP_F_DIRTY))
+			continue;
+		err = finish_vip(inst, st, &st->vips[i]);
+		if (err)
+			goto fail;
+	}
+	err = free_leftovers(inst, st);
+	if (err)
+		goto fail;
+	err = first_use(inst, st, seed_given);
+	if (err)
+		goto fail;
+	*out = st;
+	return 0;
+fail:
+	xlb_state_free(st);
+	return err;
+}
+
+int xlb_update_open(struct xlb_instance *inst,
+		    const struct xlb_instance_opts *opts, struct xlb_state **st,
+		    bool seed_given)
+{
+	int err;
+
+	*st = NULL;
+	err = xlb_instance_open(inst, opts, XLB_LOCK_WRITE);
+	if (err)
+		return err;
+	err = xlb_update_begin(inst, st, seed_given);
+	if (err)
+		xlb_instance_close(inst);
+	return err;
+}
+
+void xlb_update_close(struct xlb_instance *inst, struct xlb_state *st)
+{
+	xlb_state_free(st);
+	xlb_instance_close(inst);
+}
+
+size_t xlb_vip_wants(const struct xlb_state *st, __u32 vip_id,
+		     struct xlb_want *want)
+{
+	static __u32 ids[XLB_MAX_BACKENDS];
+	const struct xlb_backend *b;
+	size_t n, i;
+
+	n = xlb_state_vip_backends(st, vip_id, ids);
+	for (i = 0; i < n; i++) {
+		b = &st->backends[ids[i]];
+		memcpy(want[i].addr, b->addr, sizeof(want[i].addr));
+		want[i].family = b->family;
+		want[i].weight = b->weight;
+	}
+	return n;
+}
+
+static bool want_has(const struct xlb_want *want, size_t n,
+		     const struct xlb_backend *b, __u32 *weight)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (want[i].family == b->family &&
+		    !memcmp(want[i].addr, b->addr, sizeof(b->addr))) {
+			*weight = want[i].weight;
+			return true;
+		}
+	}
+	return false;
+}
+
+void xlb_vip_diff(const struct xlb_state *st, const struct xlb_vip_key *key,
+		  __u32 m, const struct xlb_want *want, size_t n,
+		  struct xlb_vip_diff *d)
+{
+	static __u32 ids[XLB_MAX_BACKENDS];
+	const struct xlb_state_vip *v;
+	__u32 weight;
+	size_t i, k;
+
+	memset(d, 0, sizeof(*d));
+	v = xlb_state_vip_find((struct xlb_state *)st, key);
+	d->rebuild = true;
+	d->adds = n;
+	if (!v)
+		return;
+	d->exists = true;
+	k = xlb_state_vip_backends(st, v->vip.id, ids);
+	d->old_backends = k;
+	if (v->vip.table_size != m) {
+		d->removes = k;
+		return;
+	}
+	d->rebuild = false;
+	for (i = 0; i < k; i++) {
+		const struct xlb_backend *b = &st->backends[ids[i]];
+
+		if (!want_has(want, n, b, &weight))
+			d->removes++;
+		else if (weight != b->weight)
+			d->reweights++;
+	}
+	d->adds = n - (k - d->removes);
+}
+
+static int want_cmp(const void *a, const void *b)
+{
+	const struct xlb_want *x = a, *y = b;
+
+	if (x->family != y->family)
+		return x->family - y->family;
+	return memcmp(x->addr, y->addr, sizeof(x->addr));
+}
+
+int xlb_vip_check(const struct xlb_state *st, const struct xlb_vip_key *key,
+		  __u32 m, const struct xlb_want *want, size_t n,
+		  size_t vips_free, size_t ids_free, const char *what)
+{
+	char a[XLB_ADDR_STRLEN];
+	struct xlb_vip_diff d;
+	struct xlb_want *sorted;
+	const char *why;
+	size_t i;
+
+	if (xlb_table_size_check(m, &why)) {
+		p_err("%s: %s", what, why);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		if (want[i].weight > XLB_MAX_WEIGHT) {
+			p_err("%s: weight %u too large (0-%d)", what,
+			      want[i].weight, XLB_MAX_WEIGHT);
+			return -EINVAL;
+		}
+	}
+	sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	if (!sorted) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	memcpy(sorted, want, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), want_cmp);
+	for (i = 1; i < n; i++) {
+		if (!want_cmp(&sorted[i - 1], &sorted[i])) {
+			p_err("%s: duplicate backend %s", what,
+			      xlb_addr_str(sorted[i].addr, sorted[i].family,
+					   a, sizeof(a)));
+			free(sorted);
+			return -EINVAL;
+		}
+	}
+	free(sorted);
+	if (n > m) {
+		p_err("%s: %zu backends do not fit a table of %u slots (at most one backend per slot)",
+		      what, n, m);
+		return -EINVAL;
+	}
+	xlb_vip_diff(st, key, m, want, n, &d);
+	if (d.rebuild && !vips_free) {
+		p_err(d.exists ?
+		      "%s: changing the table size needs a spare VIP id, and all %d are in use" :
+		      "%s: too many VIPs (limit %d)", what, XLB_MAX_VIPS);
+		return -EINVAL;
+	}
+	if (d.adds > ids_free) {
+		p_err("%s: too many backends: %zu more needed, %zu free (limit %d over all VIPs)",
+		      what, d.adds, ids_free, XLB_BACKEND_IDS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A VIP from scratch under a new id; the key is inserted, or switched
+ * from the old id, last. */
+static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
+		     const struct xlb_vip_key *key, __u32 m,
+		     const struct xlb_want *want, size_t n)
+{
+	struct xlb_state_vip nv = { .key = *key }, *old;
+	__u32 old_id;
+	size_t i;
+	int id, err;
+
+	id = xlb_state_alloc_vip_id(st);
+	if (id < 0) {
+		p_err("too many VIPs (limit %d)", XLB_MAX_VIPS);
+		return id;
+	}
+	nv.vip.id = id;
+	nv.vip.table_size = m;
+	err = zero_counter(inst->vip_stats_fd, id);
+	if (err) {
+		p_err("cannot reset counters of VIP id %d: %s", id,
+		      strerror(-err));
+		return err;
+	}
+	for (i = 0; i < n; i++) {
+		err = batch_alloc(st, id, &want[i]);
+		if (err)
+			return err;
+	}
+	err = batch_write(inst);
+	if (!err)
+		err = install_table(inst, st, key, id, m);
+	if (err)
+		return err;
+
+	old = xlb_state_vip_find(st, key);
+	if (!old) {
+		err = write_vip(inst, &nv, BPF_NOEXIST);
+		if (!err)
+			err = xlb_state_vip_insert(st, &nv);
+		return err;
+	}
+	old_id = old->vip.id;
+	err = write_vip(inst, &nv, BPF_EXIST);
+	if (err)
+		return err;
+	old->vip = nv.vip;
+	err = xlb_map_delete(inst->tables_fd, &old_id);
+	if (err && err != -ENOENT) {
+		p_err("cannot delete table %u in %s/%s: %s", old_id, inst->dir,
+		      XLB_MAP_TABLES, strerror(-err));
+		return err;
+	}
+	return free_backends_of(inst, st, old_id, false);
+}
+
+/* Same table size: write only the records that change, then the table. */
+static int vip_modify(struct xlb_instance *inst, struct xlb_state *st,
+		      struct xlb_state_vip *v, const struct xlb_want *want,
+		      size_t n)
+{
+	static __u32 ids[XLB_MAX_BACKENDS];
+	struct xlb_backend b;
+	__u32 weight, id;
+	size_t i, k;
+	int err;
+
+	v->vip.flags |= XLB_VIP_F_DIRTY;
+	err = write_vip(inst, v, BPF_EXIST);
+	if (err)
+		return err;
+
+	/* New records, new weights and REMOVED marks: one batch. */
+	k = xlb_state_vip_backends(st, v->vip.id, ids);
+	for (i = 0; i < n; i++) {
+		id = xlb_state_backend_find(st, v->vip.id, want[i].addr,
+					    want[i].family);
+		if (!id) {
+			err = batch_alloc(st, v->vip.id, &want[i]);
+			if (err)
+				return err;
+		} else if (st->backends[id].weight != want[i].weight) {
+			b = st->backends[id];
+			b.weight = want[i].weight;
+			batch_put(st, id, &b);
+		}
+	}
+	for (i = 0; i < k; i++) {
+		b = st->backends[ids[i]];
+		if (want_has(want, n, &b, &weight))
+			continue;
+		b.flags |= XLB_BE_F_REMOVED;
+		batch_put(st, ids[i], &b);
+	}
+	err = batch_write(inst);
+	if (err)
+		return err;
+	return vip_commit(inst, st, v);
+}
+
+int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
+		     const struct xlb_vip_key *key, __u32 m,
+		     const struct xlb_want *want, size_t n)
+{
+	struct xlb_vip_diff d;
+
+	xlb_vip_diff(st, key, m, want, n, &d);
+	if (d.rebuild)
+		return vip_build(inst, st, key, m, want, n);
+	if (!d.adds && !d.reweights && !d.removes)
+		return 0;
+	return vip_modify(inst, st, xlb_state_vip_find(st, key), want, n);
+}
+
+int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
+		   const struct xlb_vip_key *key)
+{
+	struct xlb_state_vip *v = xlb_state_vip_find(st, key);
+	char name[XLB_VIP_STRLEN];
+	__u32 id;
+	int err;
+
+	xlb_vip_str(key, name, sizeof(name));
+	if (!v) {
+		p_err("no VIP %s", name);
+		return -ENOENT;
+	}
+	id = v->vip.id;
+	err = xlb_map_delete(inst->vips_fd, key);
+	if (err) {
+		p_err("cannot delete VIP %s from %s/%s: %s", name, inst->dir,
+		      XLB_MAP_VIPS, strerror(-err));
+		return err;
+	}
+	xlb_state_vip_erase(st, key);
+	err = xlb_map_delete(inst->tables_fd, &id);
+	if (err && err != -ENOENT) {
+		p_err("cannot delete table %u in %s/%s: %s", id, inst->dir,
+		      XLB_MAP_TABLES, strerror(-err));
+		return err;
+	}
+	return free_backends_of(inst, st, id, false);
+}
+
+int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
+		     const struct xlb_config *cfg)
+{
+	__u32 zero = 0;
+	int err;
+
+	if (!memcmp(cfg, &st->config, sizeof(*cfg)))
+		return 0;
+	err = xlb_map_update(inst->config_fd, &zero, cfg, 0);
+	if (err) {
+		p_err("cannot write %s/%s: %s", inst->dir, XLB_MAP_CONFIG,
+		      strerror(-err));
+		return err;
+	}
+	st->config = *cfg;
+	return 0;
+}
+
+size_t xlb_vips_free(const struct xlb_state *st)
+{
+	return XLB_MAX_VIPS - st->n_vips;
+}
+
+size_t xlb_backend_ids_free(const struct xlb_state *st)
+{
+	return XLB_BACKEND_IDS - xlb_state_backends_in_use(st);
+}
+
+void xlb_note_sources(const struct xlb_state *st, const struct xlb_want *want,
+		      size_t n)
+{
+	static const __be32 none[4];
+	static bool said4, said6;	/* once per command */
+	bool need4 = false, need6 = false;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		need4 |= want[i].family == XLB_AF_INET && !said4;
+		need6 |= want[i].family == XLB_AF_INET6 && !said6;
+	}
+	said4 |= need4;
+	said6 |= need6;
+	if (need4 && !st->config.src4)
+		p_info("xlb: note: src4 is not set, so packets to IPv4 backends are dropped (drop_no_source): xlb config set src4 ADDR");
+	if (need6 && !memcmp(st->config.src6, none, sizeof(none)))
+		p_info("xlb: note: src6 is not set, so packets to IPv6 backends are dropped (drop_no_source): xlb config set src6 ADDR");
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Changing an instance, in an order that survives a kill at any point.
+ *
+ * The maps cannot change together, so every change is a sequence of writes
+ * ordered so that the datapath always works on a whole old or whole new
+ * table, and the next xlb command can tell what was being done:
+ *
+ *  - a new VIP: its stats zeroed, its backend records written, its table
+ *    installed, and only then its key inserted (the commit). Until then
+ *    the records and table belong to an id no VIP holds: ignored, and freed
+ *    by the next change.
+ *  - a VIP removed: its key deleted first (the commit), then its table and
+ *    records, which are leftovers of nobody from then on.
+ *  - backends of a VIP changed: the VIP is flagged DIRTY, the records are
+ *    written (new ones, weights, REMOVED marks), the table computed from
+ *    the records is installed in one swap, REMOVED records are freed, and
+ *    DIRTY is cleared. The records are the intent: a command that finds a
+ *    DIRTY VIP rebuilds its table from them and finishes the change.
+ *  - a VIP's table size changed: the VIP is built again under a new id and
+ *    the key's value switched to it in one update (the commit).
+ *
+ * At no point does a table name a backend record that is not IN_USE.
+ */
+#ifndef XLB_UPDATE_H
+#define XLB_UPDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "instance.h"
+#include "state.h"
+
+/* A backend as a command or a file wants it. */
+struct xlb_want {
+	__be32 addr[4];
+	__u8 family;
+	__u32 weight;
+};
+
+/* How a VIP's wanted shape differs from its current one. */
+struct xlb_vip_diff {
+	bool exists;		/* the VIP is there */
+	bool rebuild;		/* new, or its table size changes */
+	size_t adds;		/* records to allocate */
+	size_t reweights;
+	size_t removes;
+	size_t old_backends;	/* live records now */
+};
+
+/* Timings of the last table installed, for -v and the benchmark. */
+struct xlb_table_timing {
+	double build_us;	/* computing the table */
+	double live_us;		/* computed to live: written and swapped in */
+	double return_us;	/* computed to the update's return, after the
+				 * kernel's wait for packets on the old table */
+	double since_start_us;	/* process start to live */
+};
+extern struct xlb_table_timing xlb_last_table_timing;
+/* Measure every table install (as -v does) without printing. */
+extern bool xlb_time_tables;
+
+/*
+ * Start a change on an instance opened with XLB_LOCK_WRITE: read its state,
+ * finish whatever an interrupted command left (DIRTY VIPs, leftover records
+ * and tables), and give a new instance a random seed unless the caller
+ * sets one itself (seed_given). Returns 0 or -errno after p_err().
+ */
+int xlb_update_begin(struct xlb_instance *inst, struct xlb_state **st,
+		     bool seed_given);
+
+/* xlb_instance_open(XLB_LOCK_WRITE), then xlb_update_begin(). */
+int xlb_update_open(struct xlb_instance *inst,
+		    const struct xlb_instance_opts *opts, struct xlb_state **st,
+		    bool seed_given);
+void xlb_update_close(struct xlb_instance *inst, struct xlb_state *st);
+
+/* The live backends of vip_id as wants (want[] holds XLB_MAX_BACKENDS);
+ * returns how many. */
+size_t xlb_vip_wants(const struct xlb_state *st, __u32 vip_id,
+		     struct xlb_want *want);
+
+/* Compare a VIP's wanted shape (table size m, backends want[n]) with the
+ * state. Pure. */
+void xlb_vip_diff(const struct xlb_state *st, const struct xlb_vip_key *key,
+		  __u32 m, const struct xlb_want *want, size_t n,
+		  struct xlb_vip_diff *d);
+
+/*
+ * Check a wanted VIP before any write: weights, duplicates, table size,
+ * backends per table, and room for it in the maps given vips_free VIP ids
+ * and ids_free backend ids. `what` prefixes the error (e.g. the file key).
+ * Returns 0 or -EINVAL after p_err().
+ */
+int xlb_vip_check(const struct xlb_state *st, const struct xlb_vip_key *key,
+		  __u32 m, const struct xlb_want *want, size_t n,
+		  size_t vips_free, size_t ids_free, const char *what);
+
+/* Make the VIP what is wanted, writing only what differs (nothing when
+ * nothing does). Call xlb_vip_check() first. Returns 0 or -errno after
+ * p_err(). */
+int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
+		     const struct xlb_vip_key *key, __u32 m,
+		     const struct xlb_want *want, size_t n);
+
+/* Remove a VIP, its table and its backends. */
+int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
+		   const struct xlb_vip_key *key);
+
+/* Write the settings (one update) when they differ from the state's. */
+int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
+		     const struct xlb_config *cfg);
+
+/* A note on stderr when backends of a family are wanted but the outer
+ * source address of that family is not set. */
+void xlb_note_sources(const struct xlb_state *st, const struct xlb_want *want,
+		      size_t n);
+
+/* Free VIP ids and backend ids in the state. */
+size_t xlb_vips_free(const struct xlb_state *st);
+size_t xlb_backend_ids_free(const struct xlb_state *st);
+
+#endif /* XLB_UPDATE_H */

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Replay through the XDP program (see replay_bpf.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "report.h"
+#include "conntrack_map.h"
+#include "replay_bpf.h"
+#include "table_map.h"
+#include "sandbox.h"
+#include "xlb.skel.h"
+/* The test packet builder: the frames are the tests' own kind, built from
+ * the RFCs independently of the datapath's parser. */
+#include "packets.h"
+
+int replay_packets_add(void *ctx, const struct trace_packet *pkt)
+{
+	struct replay_packets *pk = ctx;
+
+	if (pk->n == pk->cap) {
+		size_t cap = pk->cap ? pk->cap * 2 : 4096;
+		struct replay_packet *p = realloc(pk->p, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		pk->p = p;
+		pk->cap = cap;
+	}
+	pk->p[pk->n++] = (struct replay_packet){
+		.trace_flow = pkt->flow,
+		.l4_len = pkt->l4_len > 0xffff ? 0xffff : pkt->l4_len,
+		.tcp_flags = pkt->tcp_flags,
+	};
+	return 0;
+}
+
+void replay_packets_resolve(struct replay_packets *pk,
+			    const struct replay_flows *rf)
+{
+	size_t i;
+
+	for (i = 0; i < pk->n; i++)
+		pk->p[i].flow = rf->of_trace[pk->p[i].trace_flow];
+}
+
+void replay_packets_free(struct replay_packets *pk)
+{
+	free(pk->p);
+	memset(pk, 0, sizeof(*pk));
+}
+
+/*
+ * Each backend's record gets an address of its own for the run, so the
+ * outer header names it whatever its identity is: 2001:db8:ee::ID, routed
+ * back out of the ingress interface by the namespace (XDP_TX).
+ */
+#define RECORD_PREFIX	"2001:db8:ee::"
+#define VIP_ID		1
+/* Inner packets are cut to this size: the outer header must still fit the
+ * namespace's MTU. The backend does not depend on the length. */
+#define INNER_MAX	1400
+
+struct replay_bpf {
+	struct xlb *skel;
+	int prog_fd;
+	struct xlb_obj_maps maps;
+	struct xlb_sandbox env;
+	__u8 prefix[16];
+	__u32 records;		/* backend ids 1..records written */
+};
+
+int replay_bpf_open(const __u64 key[2], struct replay_bpf **out)
+{
+	struct xlb_config cfg = { .flags = XLB_CFG_F_INITIALIZED };
+	struct replay_bpf *dp = calloc(1, sizeof(*dp));
+	struct bpf_map *map;
+	__u32 zero = 0;
+	int err;
+
+	if (!dp)
+		return -ENOMEM;
+	inet_pton(AF_INET6, RECORD_PREFIX, dp->prefix);
+	err = xlb_sandbox_setup(&dp->env);
+	if (err) {
+		p_err("--via bpf: cannot set up a network namespace to run the "
+		      "XDP program in: %s", strerror(-err));
+		goto fail;
+	}
+	dp->skel = xlb__open();
+	if (!dp->skel) {
+		err = -errno;
+		p_err("--via bpf: cannot open the XDP program: %s", strerror(-err));
+		goto fail;
+	}
+	/* The maps are the run's own, not an instance's pinned ones. */
+	bpf_object__for_each_map(map, dp->skel->obj)
+		bpf_map__set_pin_path(map, NULL);
+	err = xlb__load(dp->skel);
+	if (!err)
+		err = xlb_obj_maps(dp->skel->obj, &dp->maps);
+	if (err) {
+		p_err("--via bpf: cannot load the XDP program: %s", strerror(-err));
+		goto fail;
+	}
+	dp->prog_fd = bpf_program__fd(dp->skel->progs.xlb_xdp);
+	memcpy(cfg.hash_key, key, sizeof(cfg.hash_key));
+	inet_pton(AF_INET, XLB_SANDBOX_SRC4, &cfg.src4);
+	inet_pton(AF_INET6, XLB_SANDBOX_SRC6, cfg.src6);
+	if (bpf_map_update_elem(dp->maps.config, &zero, &cfg, BPF_ANY)) {
+		err = -errno;
+		p_err("--via bpf: cannot set the flow hash key: %s", strerror(-err));
+		goto fail;
+	}
+	*out = dp;
+	return 0;
+fail:
+	replay_bpf_close(dp);
+	return err;
+}
+
+void replay_bpf_close(struct replay_bpf *dp)
+{
+	if (!dp)
+		return;
+	xlb__destroy(dp->skel);
+	free(dp);
+}
+
+/* Backend records 1..n for the set, the Maglev table of the set. */
+static int install_set(struct replay_bpf *dp, const struct lb_backend *be,
+		       size_t n, __u32 m)
+{
+	__u32 *slots = calloc(m, sizeof(*slots)), id, k;
+	int err;
+
+	if (!slots)
+		return -ENOMEM;
+	for (id = 1; id <= n || id <= dp->records; id++) {
+		struct xlb_backend rec = {
+			.vip_id = VIP_ID,
+			.gen = 1,
+			.family = XLB_AF_INET6,
+		};
+
+		if (id <= n) {
+			memcpy(rec.addr, dp->prefix, 16);
+			rec.addr[3] = htonl(id);
+			rec.weight = be[id - 1].weight;
+			rec.flags = XLB_BE_F_IN_USE;
+		}
+		if (bpf_map_update_elem(dp->maps.backends, &id, &rec, BPF_ANY)) {
+			err = -errno;
+			goto cleanup;
+		}
+	}
+	dp->records = n;
+	/* The replay measures the lookup table: no flow of the run before
+	 * may keep its backend through the connection table. */
+	err = xlb_ct_flush(dp->maps.conntrack);
+	if (err)
+		goto cleanup;
+	err = maglev_build(be, n, m, slots);
+	if (err)
+		goto cleanup;
+	for (k = 0; k < m; k++)
+		slots[k]++;	/* index -> backend id; id 0 names none */
+	err = xlb_table_install(dp->maps.tables, VIP_ID, slots, m);
+cleanup:
+	free(slots);
+	return err;
+}
+
+static int cmp_vip_key(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct xlb_vip_key));
+}
+
+static struct xlb_vip_key vip_key_of(const struct replay_flow *f)
+{
+	struct xlb_vip_key k = {
+		.port = f->tuple.dport,
+		.proto = f->tuple.proto,
+		.family = f->tuple.family,
+	};
+
+	memcpy(k.addr, f->tuple.dst, sizeof(k.addr));
+	return k;
+}
+
+/* The VIP keys of the flows (every server port, protocol and family),
+ * sorted, and each flow's index among them. */
+static int vip_keys(const struct replay_flows *rf, struct xlb_vip_key **keys,
+		    size_t *n, __u32 *key_of)
+{
+	struct xlb_vip_key *k = calloc(rf->n, sizeof(*k)), *hit;
+	size_t i, u = 0;
+
+	if (!k)
+		return -ENOMEM;
+	for (i = 0; i < rf->n; i++)
+		k[i] = vip_key_of(&rf->flows[i]);
+	qsort(k, rf->n, sizeof(*k), cmp_vip_key);
+	for (i = 0; i < rf->n; i++)
+		if (!u || cmp_vip_key(&k[i], &k[u - 1]))
+			k[u++] = k[i];
+	for (i = 0; i < rf->n; i++) {
+		struct xlb_vip_key want = vip_key_of(&rf->flows[i]);
+
+		hit = bsearch(&want, k, u, sizeof(*k), cmp_vip_key);
+		key_of[i] = hit - k;
+	}
+	*keys = k;
+	*n = u;
+	return 0;
+}
+
+/* The frame of a packet of flow f, as the client would send it. */
+static size_t frame_of(const struct replay_flow *f, const struct replay_packet *p,
+		       __u8 *frame)
+{
+	static const __u8 mac_in[6] = XLB_SANDBOX_MAC_IN, mac_gw[6] = XLB_SANDBOX_MAC_GW;
+	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN];
+	int af = f->tuple.family == XLB_AF_INET6 ? AF_INET6 : AF_INET;
+	struct pkt_desc d = {
+		.family = af == AF_INET6 ? 6 : 4,
+		.src = src,
+		.dst = dst,
+		.proto = f->tuple.proto,
+		.sport = ntohs(f->tuple.sport),
+		.dport = ntohs(f->tuple.dport),
+		.tcp_flags = p->tcp_flags,
+	};
+	size_t hdr = (af == AF_INET6 ? 40 : 20) +
+		     (f->tuple.proto == IPPROTO_TCP ? 20 : 8);
+	size_t l4hdr = f->tuple.proto == IPPROTO_TCP ? 20 : 8;
+
+	memcpy(d.dmac, mac_in, 6);
+	memcpy(d.smac, mac_gw, 6);
+	inet_ntop(af, f->tuple.src, src, sizeof(src));
+	inet_ntop(af, f->tuple.dst, dst, sizeof(dst));
+	d.payload_len = p->l4_len > l4hdr ? p->l4_len - l4hdr : 0;
+	if (hdr + d.payload_len > INNER_MAX)
+		d.payload_len = INNER_MAX - hdr;
+	return pkt_build(&d, frame);
+}
+
+/* The backend index the program sent a frame to, or -1. */
+static int backend_of(const struct replay_bpf *dp, const __u8 *frame,
+		      __u32 len, size_t n)
+{
+	const __u8 *daddr = frame + PKT_ETH_LEN + 24;
+	__u32 id;
+
+	if (len < PKT_ETH_LEN + 40 || pkt_get16(frame + 12) != PKT_ETH_P_IPV6 ||
+	    memcmp(daddr, dp->prefix, 12))
+		return -1;
+	id = (__u32)daddr[12] << 24 | daddr[13] << 16 | daddr[14] << 8 | daddr[15];
+	return id >= 1 && id <= n ? (int)id - 1 : -1;
+}
+
+static void flow_name(const struct replay_flow *f, char *buf, size_t len)
+{
+	int af = f->tuple.family == XLB_AF_INET6 ? AF_INET6 : AF_INET;
+	char a[INET6_ADDRSTRLEN];
+
+	inet_ntop(af, f->tuple.src, a, sizeof(a));
+	snprintf(buf, len, "%s port %u to VIP port %u/%s", a,
+		 ntohs(f->tuple.sport), ntohs(f->tuple.dport),
+		 f->tuple.proto == IPPROTO_TCP ? "tcp" : "udp");
+}
+
+/* Run the packets of the flows whose VIP key is in [lo, hi). */
+static int run_packets(struct replay_bpf *dp, const struct replay_flows *rf,
+		       const struct replay_packets *pk, const __u32 *key_of,
+		       size_t lo, size_t hi, size_t n, int *out, size_t *done)
+{
+	static __u8 in[PKT_MAX], frame[PKT_MAX];
+	char name[128];
+	size_t i;
+	int err;
+
+	for (i = 0; i < pk->n; i++) {
+		const struct replay_packet *p = &pk->p[i];
+		const struct replay_flow *f = &rf->flows[p->flow];
+		__u32 len, out_len = sizeof(frame), verdict;
+		int b;
+
+		if (key_of[p->flow] < lo || key_of[p->flow] >= hi)
+			continue;
+		len = frame_of(f, p, in);
+		err = xlb_sandbox_run(dp->prog_fd, dp->env.ifindex, in, len, frame,
+				  &out_len, &verdict);
+		if (err) {
+			p_err("--via bpf: BPF_PROG_TEST_RUN failed: %s",
+			      strerror(-err));
+			return err;
+		}
+		b = verdict == XDP_TX || verdict == XDP_REDIRECT ?
+		    backend_of(dp, frame, out_len, n) : -1;
+		flow_name(f, name, sizeof(name));
+		if (b < 0) {
+			p_err("--via bpf: the XDP program did not forward a packet "
+			      "of %s (verdict %u)", name, verdict);
+			return -EIO;
+		}
+		if (out[p->flow] >= 0 && out[p->flow] != b) {
+			p_err("--via bpf: the XDP program sent packets of %s to "
+			      "two backends", name);
+			return -EIO;
+		}
+		out[p->flow] = b;
+		if (!(++*done & 0x3fff) && isatty(STDERR_FILENO))
+			fprintf(stderr, "\r\033[KXDP program: %zu of %zu packets",
+				*done, pk->n);
+	}
+	return 0;
+}
+
+int replay_assign_bpf(struct replay_bpf *dp, const struct lb_params *params,
+		      const struct lb_backend *backends, size_t n,
+		      const struct replay_flows *rf,
+		      const struct replay_packets *pk, int *out)
+{
+	struct xlb_vip vip = { .id = VIP_ID, .table_size = params->table_size };
+	__u32 *key_of = calloc(rf->n ? rf->n : 1, sizeof(*key_of));
+	struct xlb_vip_key *keys = NULL;
+	size_t n_keys = 0, lo, hi, i, done = 0;
+	int err;
+
+	if (!key_of)
+		return -ENOMEM;
+	err = install_set(dp, backends, n, params->table_size);
+	if (err) {
+		p_err("--via bpf: cannot install the table: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = vip_keys(rf, &keys, &n_keys, key_of);
+	if (err)
+		goto cleanup;
+	for (i = 0; i < rf->n; i++)
+		out[i] = -1;
+	/* The VIP map holds XLB_MAX_VIPS keys: ports in batches. */
+	for (lo = 0; lo < n_keys && !err; lo = hi) {
+		hi = lo + XLB_MAX_VIPS < n_keys ? lo + XLB_MAX_VIPS : n_keys;
+		for (i = lo; i < hi && !err; i++)
+			if (bpf_map_update_elem(dp->maps.vips, &keys[i], &vip,
+						BPF_ANY))
+				err = -errno;
+		if (err) {
+			p_err("--via bpf: cannot add the VIP: %s", strerror(-err));
+			break;
+		}
+		err = run_packets(dp, rf, pk, key_of, lo, hi, n, out, &done);
+		for (i = lo; i < hi; i++)
+			bpf_map_delete_elem(dp->maps.vips, &keys[i]);
+	}
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "\r\033[K");
+	for (i = 0; i < rf->n && !err; i++) {
+		if (out[i] < 0) {
+			p_err("--via bpf: a flow had no packet to run");
+			err = -EINVAL;
+		}
+	}
+cleanup:
+	free(keys);
+	free(key_of);
+	return err;
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Helpers of the loader's shell tests, sourced after lib/lib.sh.
+#
+# loader_setup NAME: a namespace $NS holding the veth v0 (xlb's; its peer
+# v1 sits in a second namespace $PEER), a fresh pin dir $PIN and a scratch
+# directory $TMP, all removed at exit. IPv6 is off and nothing has an
+# address, so no frame crosses the link unless a test sends one.
+loader_setup() {
+	tl_bpffs
+	tl_netns NS "$1" && tl_netns PEER "$1p" && tl_pin_dir PIN "$1" || return 1
+	TMP=$(mktemp -d)
+	tl_on_exit "rm -rf $TMP"
+	local ns
+	for ns in "$NS" "$PEER"; do
+		tl_in "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+			net.ipv6.conf.default.disable_ipv6=1 || return 1
+	done
+	ip -n "$NS" link add v0 type veth peer name v1 netns "$PEER" &&
+	ip -n "$NS" link set v0 up && ip -n "$PEER" link set v1 up
+}
+
+# x ARGS...: xlb on the test's instance, in its namespace.
+x() { tl_in "$NS" "$XLB" --pin-dir "$PIN" "$@"; }
+
+# expect_error NAME FRAGMENT CMD...: CMD fails with one line on stderr
+# that contains FRAGMENT, and nothing on stdout. (FAIL printed otherwise.)
+expect_error() {
+	local name=$1 fragment=$2 rc; shift 2
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [[ $rc -eq 0 ]]; then
+		tl_fail "$name" "succeeded: $*"
+	elif [[ -s $TMP/out || $(wc -l <"$TMP/err") -ne 1 ]]; then
+		tl_fail "$name" "not one line of error: $(cat "$TMP/out" "$TMP/err")"
+	elif ! grep -qF -- "$fragment" "$TMP/err"; then
+		tl_fail "$name" "'$(cat "$TMP/err")' does not say '$fragment'"
+	else
+		return 0
+	fi
+	return 1
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * An xlb instance of a test's or benchmark's own: $BUILD/xlb.bpf.o loaded
+ * with its maps pinned in a fresh directory on bpffs, as `xlb attach
+ * --pin-dir` pins them, so that build/xlb configures it with --pin-dir.
+ * The pins are removed at exit (and on SIGINT/SIGTERM).
+ */
+#ifndef XLB_TEST_PINNED_INSTANCE_H
+#define XLB_TEST_PINNED_INSTANCE_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/libbpf.h>
+#include "instance.h"
+#include "xlb.h"
+
+static char pinned_dir[96];
+
+static inline const char *pinned_build_dir(void)
+{
+	const char *b = getenv("BUILD");
+
+	return b && *b ? b : "build";
+}
+
+static inline void pinned_remove(void)
+{
+	static const char *const maps[] = {
+		XLB_MAP_CONFIG, XLB_MAP_VIPS, XLB_MAP_TABLES, XLB_MAP_BACKENDS,
+		XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS, XLB_MAP_STATS,
+		XLB_MAP_CONNTRACK,
+	};
+	char path[160];
+	size_t i;
+
+	if (!pinned_dir[0])
+		return;
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", pinned_dir, maps[i]);
+		unlink(path);
+	}
+	rmdir(pinned_dir);
+}
+
+static inline void pinned_on_signal(int sig)
+{
+	pinned_remove();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * Create /sys/fs/bpf/xlbt-NAME-PID (mounting bpffs when it is not) and load the program with its maps
+ * pinned there. Returns the loaded object (the caller closes it; the pins
+ * keep the maps), or NULL after a message on stderr.
+ */
+static inline struct bpf_object *pinned_instance(const char *name)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	struct bpf_object *obj;
+	char path[256];
+
+	snprintf(pinned_dir, sizeof(pinned_dir), "/sys/fs/bpf/xlbt-%s-%d",
+		 name, getpid());
+	/* As xlb attach does: mount bpffs first on a machine without it. */
+	if (xlb_pin_dir_prepare(pinned_dir)) {
+		fprintf(stderr, "%s: cannot create %s (root?)\n", name,
+			pinned_dir);
+		pinned_dir[0] = '\0';
+		return NULL;
+	}
+	atexit(pinned_remove);
+	signal(SIGINT, pinned_on_signal);
+	signal(SIGTERM, pinned_on_signal);
+
+	snprintf(path, sizeof(path), "%s/xlb.bpf.o", pinned_build_dir());
+	opts.pin_root_path = pinned_dir;
+	libbpf_set_print(NULL);
+	obj = bpf_object__open_file(path, &opts);
+	if (!obj || bpf_object__load(obj)) {
+		fprintf(stderr, "%s: cannot load %s with its maps pinned in %s\n",
+			name, path, pinned_dir);
+		bpf_object__close(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+#endif /* XLB_TEST_PINNED_INSTANCE_H */
