@@ -156,7 +156,7 @@ static int check(struct variant *v, const __u8 *out, __u32 out_len,
 	case P_HIT_MANY:
 		/* MANY entries, and again those of flows whose set is full:
 		 * at 100,000 of 262,144 entries, a few hundred flows, each
-		 * evicted once every turn (README: Connection tracking). */
+		 * evicted once every turn (docs/conntrack.md). */
 		ok &= hits + ins == repeat && ins <= MANY + repeat / 20;
 		v->inserts += ins;
 		v->runs += repeat;

@@ -19,7 +19,7 @@
  * then takes the slot whose entry matters least: an empty one, else one
  * timed out, else the longest idle of the entries that never saw a second
  * packet, else the longest idle (counted ct_evict: the table or its sets
- * are too full; README, Connection tracking).
+ * are too full; docs/conntrack.md).
  *
  * Per packet, before the VIP lookup (xlb_ct_lookup() says why that is safe):
  * - an entry that has not timed out, whose backend may still take the flow

@@ -890,7 +890,7 @@ static double flood_survival(const struct ttrace *t, struct flood *fl)
  * The cap is set low for this test: it must hold the flood far below the
  * table's size for as long as the flood lasts, a fraction of a second here
  * but seconds in an emulated VM. (The default, XLB_CT_RATE_LIMIT, suits
- * real traffic: README, Connection tracking.)
+ * real traffic: docs/conntrack.md.)
  */
 static void syn_flood_leaves_established_flows_in_place(void)
 {
