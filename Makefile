@@ -30,6 +30,9 @@ ARCH_INCLUDE := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
 LAYERS     := common algo sim instance replay cli
 LAYER_INC  := $(addprefix -Iloader/,$(LAYERS))
 
+# `xlb version`: the tag or commit built, "-dirty" with local changes.
+XLB_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+
 WARN       := -Wall -Wextra -Werror
 CFLAGS     ?= -O2 -g
 XLB_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude $(LAYER_INC) -I$(BUILD) -MMD -MP
@@ -93,6 +96,8 @@ $(BUILD)/loader/%.o: loader/%.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(XLB_CFLAGS) -c $< -o $@
+
+$(BUILD)/loader/cli/cmd_version.o: XLB_CFLAGS += -DXLB_VERSION='"$(XLB_VERSION)"'
 
 $(BUILD)/test-build/instance.o: loader/instance/instance.c | $(SKELS)
 	$(call msg,CC,$@)

@@ -89,7 +89,8 @@ struct {
  * The connection table (bpf/conntrack.h): flow -> backend, a set-associative
  * table in one array shared by all CPUs, so a flow that RSS moves to another
  * CPU keeps its entry and `xlb show` counts every flow once. 64 bytes of
- * kernel memory per entry, all allocated when the map is made (docs/conntrack.md). Mmapable for its layout: the kernel then places the
+ * kernel memory per entry, all allocated when the map is made
+ * (docs/conntrack.md). Mmapable for its layout: the kernel then places the
  * values at a page boundary, so every slot is one cache line and every set
  * lies within one page. `xlb attach` sizes it from the conntrack-size
  * setting, `ip link ... xdp obj` makes it with this default.

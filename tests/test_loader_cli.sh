@@ -60,18 +60,18 @@ bad() {
 
 bad vip_bad_address "bad VIP '192.0.2.300:80/tcp'" vip add 192.0.2.300:80/tcp
 bad vip_missing_port "missing :PORT" vip add 192.0.2.10/tcp
-bad vip_port_not_a_number "port out of range (0-65535)" vip add 192.0.2.10:8o/tcp
-bad vip_port_too_big "port out of range (0-65535)" vip add 192.0.2.10:65536/tcp
+bad vip_port_not_a_number "port must be a number 0..65535" vip add 192.0.2.10:8o/tcp
+bad vip_port_too_big "port must be a number 0..65535" vip add 192.0.2.10:65536/tcp
 bad vip_unknown_protocol "unknown protocol" vip add 192.0.2.10:80/sctp
 bad vip_ipv6_without_brackets "in brackets" vip add 2001:db8::10:80/tcp
 bad vip_multicast "multicast" vip add 224.0.0.10:80/udp
-bad vip_table_size_not_prime "65536 is not prime (next prime: 65537)" vip add 192.0.2.12:80/tcp --table-size 65536
-bad vip_table_size_too_big "out of range (3-1048573)" vip add 192.0.2.12:80/tcp --table-size 1048583
-bad vip_table_size_too_small "out of range (3-1048573)" vip add 192.0.2.12:80/tcp --table-size 2
-bad vip_table_size_negative "negative table size" vip add 192.0.2.12:80/tcp --table-size -7
+bad vip_table_size_not_prime "bad --table-size '65536': not prime (the next prime is 65537)" vip add 192.0.2.12:80/tcp --table-size 65536
+bad vip_table_size_too_big "bad --table-size '1048583': out of range 3..1048573" vip add 192.0.2.12:80/tcp --table-size 1048583
+bad vip_table_size_too_small "bad --table-size '2': out of range 3..1048573" vip add 192.0.2.12:80/tcp --table-size 2
+bad vip_table_size_negative "bad --table-size '-7': negative" vip add 192.0.2.12:80/tcp --table-size -7
 bad vip_duplicate "VIP 192.0.2.10:80/tcp already exists" vip add 192.0.2.10:80/tcp
 bad vip_unknown "no VIP 192.0.2.99:80/tcp" vip del 192.0.2.99:80/tcp
-bad vip_unknown_option "unexpected argument '--tabel-size'" vip add 192.0.2.12:80/tcp --tabel-size 7
+bad vip_unknown_option "unknown option '--tabel-size'" vip add 192.0.2.12:80/tcp --tabel-size 7
 bad backend_bad_address "bad address '198.51.100.300'" backend add 192.0.2.10:80/tcp 198.51.100.300
 bad backend_unspecified "unspecified address" backend add 192.0.2.10:80/tcp 0.0.0.0
 bad backend_multicast "multicast" backend add 192.0.2.10:80/tcp ff02::1
@@ -80,9 +80,9 @@ bad backend_unknown_vip "no VIP 192.0.2.99:80/tcp" backend add 192.0.2.99:80/tcp
 bad backend_unknown "no backend 198.51.100.19 in VIP 192.0.2.10:80/tcp" backend del 192.0.2.10:80/tcp 198.51.100.19
 bad backend_set_unknown "no backend 198.51.100.19" backend set 192.0.2.10:80/tcp 198.51.100.19 --weight 2
 bad backend_set_without_weight "missing --weight" backend set 192.0.2.10:80/tcp 198.51.100.11
-bad weight_negative "negative weight" backend add 192.0.2.10:80/tcp 198.51.100.19 --weight -1
-bad weight_too_large "weight too large (0-1000000)" backend add 192.0.2.10:80/tcp 198.51.100.19 --weight 1000001
-bad weight_huge "weight too large" backend add 192.0.2.10:80/tcp 198.51.100.19 --weight 99999999999999999999999
+bad weight_negative "bad --weight '-1': negative" backend add 192.0.2.10:80/tcp 198.51.100.19 --weight -1
+bad weight_too_large "bad --weight '1000001': above the maximum 1000000" backend add 192.0.2.10:80/tcp 198.51.100.19 --weight 1000001
+bad weight_huge "above the maximum 1000000" backend add 192.0.2.10:80/tcp 198.51.100.19 --weight 99999999999999999999999
 bad weight_not_a_number "not a number" backend add 192.0.2.10:80/tcp 198.51.100.19 --weight 1.5
 bad backends_exceed_table_size "4 backends do not fit a table of 3 slots" backend add 192.0.2.13:80/tcp 198.51.100.24
 bad extra_argument "unexpected argument '198.51.100.18'" backend add 192.0.2.10:80/tcp 198.51.100.19 198.51.100.18
@@ -90,7 +90,7 @@ bad config_src4_family "bad src4 '2001:db8::1': not an IPv4 address" config set 
 bad config_src6_family "bad src6 '192.0.2.1': not an IPv6 address" config set src6 192.0.2.1
 bad config_seed_short "32 hex digits" config set seed 1234
 bad config_seed_not_hex "32 hex digits" config set seed 0011223344556677889900aabbccddzz
-bad config_timeout_negative "negative number" config set udp-timeout -1
+bad config_timeout_negative "bad udp-timeout '-1': negative" config set udp-timeout -1
 bad config_unknown_setting "unknown setting 'colour'" config set colour blue
 bad config_missing_value "setting 'src4' has no value" config set src4
 bad unknown_command "unknown command 'vip frob'" vip frob
@@ -112,7 +112,7 @@ apply_bad apply_unknown_backend_key "vips[0].backends[0].wieght: unknown key" \
 	"{\"vips\":[{$vip10,\"backends\":[{\"addr\":\"198.51.100.11\",\"wieght\":2}]}]}"
 apply_bad apply_unknown_setting "config.colour: unknown setting" '{"config":{"colour":"blue"}}'
 apply_bad apply_bad_setting "config.src4: not an IPv4 address" '{"config":{"src4":"2001:db8::1"}}'
-apply_bad apply_weight_negative "vips[0].backends[0].weight: negative weight" \
+apply_bad apply_weight_negative "vips[0].backends[0].weight: negative" \
 	"{\"vips\":[{$vip10,\"backends\":[{\"addr\":\"198.51.100.11\",\"weight\":-3}]}]}"
 apply_bad apply_weight_string "weight must be an integer" \
 	"{\"vips\":[{$vip10,\"backends\":[{\"addr\":\"198.51.100.11\",\"weight\":\"2\"}]}]}"
@@ -121,7 +121,7 @@ apply_bad apply_bad_vip "vips[0].vip: bad VIP '192.0.2.10:80'" '{"vips":[{"vip":
 apply_bad apply_vip_twice "listed twice" "{\"vips\":[{$vip10},{$vip10}]}"
 apply_bad apply_backend_twice "duplicate backend 198.51.100.11" \
 	"{\"vips\":[{$vip10,\"backends\":[{\"addr\":\"198.51.100.11\"},{\"addr\":\"198.51.100.11\"}]}]}"
-apply_bad apply_table_size_not_prime "table size 100 is not prime" "{\"vips\":[{$vip10,\"table_size\":100}]}"
+apply_bad apply_table_size_not_prime "table_size: not prime (the next prime is 101)" "{\"vips\":[{$vip10,\"table_size\":100}]}"
 # A bad VIP late in the file: the good ones before it are not applied.
 apply_bad apply_checks_the_whole_file_first "vips[1].vip: bad VIP" \
 	"{\"vips\":[{$vip10,\"backends\":[{\"addr\":\"198.51.100.15\"}]},{\"vip\":\"192.0.2.11:80/icmp\"}]}"

@@ -38,20 +38,6 @@ int lb_algo_parse(const char *name)
 	return -EINVAL;
 }
 
-int is_prime(__u32 m)
-{
-	__u32 d;
-
-	if (m < 2)
-		return 0;
-	if (m % 2 == 0)
-		return m == 2;
-	for (d = 3; d <= m / d; d += 2)
-		if (m % d == 0)
-			return 0;
-	return 1;
-}
-
 /* SipHash-1-3 of a byte string: the flow hash's rounds, with the tail
  * bytes in the closing word as SipHash specifies. */
 __u64 lb_id_hash(const char *id, __u64 k0, __u64 k1)

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <linux/types.h>
+#include "parse.h"	/* is_prime() */
 #include "xlb.h"
 
 /* A backend as the algorithms see it: a stable identity and a weight. The
@@ -84,8 +85,5 @@ int lb_backend_parse(const char *arg, struct lb_backend *out);
  * duplicate identity, weights within XLB_MAX_WEIGHT, m prime and in range,
  * and not fewer slots than backends. Returns 0 or -EINVAL after p_err(). */
 int lb_backends_check(const struct lb_backend *backends, size_t n, __u32 m);
-
-/* True when m is prime. */
-int is_prime(__u32 m);
 
 #endif /* XLB_LB_ALGO_H */

@@ -12,47 +12,18 @@
 #include "report.h"
 #include "lb_impl.h"
 
-int lb_parse_u64(const char *s, __u64 max, __u64 *out)
-{
-	__u64 v = 0;
-
-	if (!*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		if (v > (max - (*s - '0')) / 10)
-			return -ERANGE;
-		v = v * 10 + (*s - '0');
-	}
-	*out = v;
-	return 0;
-}
-
 static int parse_weight(const char *arg, const char *s, __u32 *weight)
 {
-	__u64 v;
-	int err;
+	const char *why;
 
 	if (!*s) {
 		p_err("backend '%s': missing weight after ':'", arg);
 		return -EINVAL;
 	}
-	if (*s == '-') {
-		p_err("backend '%s': weight %s is negative", arg, s);
+	if (xlb_weight_parse(s, weight, &why)) {
+		p_err("backend '%s': bad weight '%s': %s", arg, s, why);
 		return -EINVAL;
 	}
-	err = lb_parse_u64(s, XLB_MAX_WEIGHT, &v);
-	if (err == -ERANGE) {
-		p_err("backend '%s': weight %s is above the maximum %u",
-		      arg, s, XLB_MAX_WEIGHT);
-		return -EINVAL;
-	}
-	if (err) {
-		p_err("backend '%s': weight '%s' is not a number", arg, s);
-		return -EINVAL;
-	}
-	*weight = v;
 	return 0;
 }
 
@@ -135,30 +106,18 @@ int lb_backend_parse(const char *arg, struct lb_backend *out)
 	return 0;
 }
 
-static __u32 next_prime(__u32 m)
-{
-	while (!is_prime(m))
-		m++;
-	return m;
-}
-
 int lb_backends_check(const struct lb_backend *backends, size_t n, __u32 m)
 {
 	__u32 *order, count, i;
+	const char *why;
 	int err;
 
 	if (!n) {
 		p_err("no backends given");
 		return -EINVAL;
 	}
-	if (m < XLB_MIN_TABLE_SIZE || m > XLB_MAX_TABLE_SIZE) {
-		p_err("table size %u is out of range %u..%u", m,
-		      XLB_MIN_TABLE_SIZE, XLB_MAX_TABLE_SIZE);
-		return -EINVAL;
-	}
-	if (!is_prime(m)) {
-		p_err("table size %u is not prime (the next prime is %u)", m,
-		      next_prime(m));
+	if (xlb_table_size_check(m, &why)) {
+		p_err("table size %u: %s", m, why);
 		return -EINVAL;
 	}
 	if (n > m) {

@@ -69,8 +69,4 @@ int lb_rank(const struct lb_backend *backends, size_t n, bool with_zero,
 int maglev_fill(const struct lb_backend *backends, const __u32 *order,
 		__u32 count, __u32 m, __u64 seed, __u32 *table);
 
-/* Parse a decimal number without sign or spaces, at most max: 0, -EINVAL
- * (not a number) or -ERANGE (above max). */
-int lb_parse_u64(const char *s, __u64 max, __u64 *out);
-
 #endif /* XLB_LB_IMPL_H */

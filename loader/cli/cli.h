@@ -15,7 +15,6 @@ struct xlb_opts {
 };
 extern struct xlb_opts xlb_opts;
 
-
 /* The commands: each returns 0 or -errno and has printed any error. */
 int do_table(int argc, char **argv);
 int do_replay(int argc, char **argv);
@@ -27,5 +26,6 @@ int do_config(int argc, char **argv);
 int do_show(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_apply(int argc, char **argv);
+int do_version(int argc, char **argv);
 
 #endif /* XLB_CLI_H */

@@ -8,23 +8,27 @@
 #include "addr.h"
 #include "cmd.h"
 #include "cli.h"
+#include "opts.h"
 
-bool xlb_is_help(const char *verb)
+static bool is_help(const char *arg)
 {
-	return !strcmp(verb, "help") || !strcmp(verb, "-h") ||
-	       !strcmp(verb, "--help");
+	return !strcmp(arg, "-h") || !strcmp(arg, "--help");
 }
 
 int xlb_dispatch(const char *object, const struct xlb_verb *verbs,
 		 int (*help)(void), int argc, char **argv)
 {
 	const struct xlb_verb *v;
+	int i;
 
 	if (argc < 1) {
 		p_err("missing command; try `xlb %s help`", object);
 		return -EINVAL;
 	}
-	if (xlb_is_help(argv[0]))
+	for (i = 0; i < argc && strcmp(argv[i], "--"); i++)
+		if (is_help(argv[i]))
+			return help();
+	if (!strcmp(argv[0], "help") || (argc == 2 && !strcmp(argv[1], "help")))
 		return help();
 	for (v = verbs; v->name; v++)
 		if (!strcmp(argv[0], v->name) ||
@@ -35,56 +39,17 @@ int xlb_dispatch(const char *object, const struct xlb_verb *verbs,
 	return -EINVAL;
 }
 
-static void drop(int *argc, char **argv, int i, int n)
+int xlb_cmd_args(const struct xlb_opt *opts, int *argc, char **argv,
+		 int (*help)(void), int n, const char *usage)
 {
-	memmove(&argv[i], &argv[i + n], (*argc - i - n + 1) * sizeof(*argv));
-	*argc -= n;
-}
+	static const struct xlb_opt none[] = { { NULL } };
+	int err;
 
-int xlb_take_opt(int *argc, char **argv, const char *name, const char **value)
-{
-	size_t len = strlen(name);
-	int i, found = 0;
-
-	for (i = 0; i < *argc;) {
-		const char *a = argv[i];
-
-		if (strncmp(a, name, len) || (a[len] && a[len] != '=')) {
-			i++;
-			continue;
-		}
-		if (found) {
-			p_err("%s given twice", name);
-			return -EINVAL;
-		}
-		found = 1;
-		if (a[len] == '=') {
-			*value = a + len + 1;
-			drop(argc, argv, i, 1);
-		} else if (i + 1 < *argc) {
-			*value = argv[i + 1];
-			drop(argc, argv, i, 2);
-		} else {
-			p_err("%s needs a value", name);
-			return -EINVAL;
-		}
-	}
-	return found;
-}
-
-int xlb_take_flag(int *argc, char **argv, const char *name)
-{
-	int i, found = 0;
-
-	for (i = 0; i < *argc;) {
-		if (strcmp(argv[i], name)) {
-			i++;
-			continue;
-		}
-		found = 1;
-		drop(argc, argv, i, 1);
-	}
-	return found;
+	err = xlb_opts_parse(opts ? opts : none, argc, argv, help,
+			     XLB_OPTS_ALL);
+	if (err || n < 0)
+		return err;
+	return xlb_expect_args(*argc, argv, n, usage);
 }
 
 int xlb_expect_args(int argc, char **argv, int n, const char *usage)
@@ -117,17 +82,6 @@ int xlb_addr_arg(const char *arg, __be32 addr[4], __u8 *family)
 
 	if (xlb_addr_parse(arg, addr, family, &why)) {
 		p_err("bad address '%s': %s", arg, why);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int xlb_weight_arg(const char *arg, __u32 *weight)
-{
-	const char *why;
-
-	if (xlb_weight_parse(arg, weight, &why)) {
-		p_err("bad weight '%s': %s", arg, why);
 		return -EINVAL;
 	}
 	return 0;

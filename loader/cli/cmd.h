@@ -7,9 +7,6 @@
 #include <linux/types.h>
 #include "xlb.h"
 
-/* Is the verb one of the ways of asking for help? */
-bool xlb_is_help(const char *verb);
-
 /* A verb of an object: `xlb OBJECT NAME ARGS...` runs fn(ARGS). */
 struct xlb_verb {
 	const char *name;
@@ -18,29 +15,29 @@ struct xlb_verb {
 };
 
 /* Run the verb argv[0] of object from verbs (ended by a NULL name), or
- * help; a missing or unknown verb is an error pointing to help. */
+ * help: `xlb OBJECT help`, and -h or --help anywhere after the object, ask
+ * for it. A missing or unknown verb is an error pointing to help. */
 int xlb_dispatch(const char *object, const struct xlb_verb *verbs,
 		 int (*help)(void), int argc, char **argv);
 
 /*
- * Take "--name VALUE" or "--name=VALUE" out of argv (up to *argc): returns
- * 1 and sets *value when present, 0 when absent, -EINVAL after p_err()
- * when the value is missing or the option is given twice.
+ * A command's arguments: its options (opts.h; NULL for none) taken out of
+ * argv, then exactly n positional arguments (n < 0: any number). Returns 0,
+ * 1 after help() when help was asked for, or -EINVAL after p_err() with
+ * the usage line.
  */
-int xlb_take_opt(int *argc, char **argv, const char *name, const char **value);
-
-/* Take a flag "--name": 1 when present, 0 when not. */
-int xlb_take_flag(int *argc, char **argv, const char *name);
+struct xlb_opt;
+int xlb_cmd_args(const struct xlb_opt *opts, int *argc, char **argv,
+		 int (*help)(void), int n, const char *usage);
 
 /* Expect exactly n positional arguments; otherwise p_err() naming the
  * extra or missing one with the usage line, and -EINVAL. */
 int xlb_expect_args(int argc, char **argv, int n, const char *usage);
 
-/* Parse a VIP / an address / a weight given on the command line; on
+/* Parse a VIP / an address given on the command line; on
  * error p_err() names the argument and the problem. 0 or -EINVAL. */
 int xlb_vip_arg(const char *arg, struct xlb_vip_key *key);
 int xlb_addr_arg(const char *arg, __be32 addr[4], __u8 *family);
-int xlb_weight_arg(const char *arg, __u32 *weight);
 
 /* Print a JSON value on one line (slashes unescaped: VIPs are
  * "192.0.2.10:80/tcp") and release it. */

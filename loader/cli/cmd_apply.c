@@ -27,6 +27,7 @@
 
 #include "addr.h"
 #include "cli.h"
+#include "opts.h"
 #include "cmd.h"
 #include "settings.h"
 #include "update.h"
@@ -438,6 +439,22 @@ static void desired_free(struct desired *d)
 	json_object_put(d->root);
 }
 
+static int apply_help(void)
+{
+	printf("Usage: " APPLY_USAGE "\n"
+	       "Make the instance what the JSON file (or stdin) describes:\n"
+	       "  {\"config\": {\"seed\": HEX, \"src4\": ADDR, \"src6\": ADDR,\n"
+	       "              \"udp_timeout\": S, ...: the settings of `xlb config`,\n"
+	       "              with _ for -},\n"
+	       "   \"vips\": [{\"vip\": \"ADDR:PORT/PROTO\", \"table_size\": M,\n"
+	       "             \"backends\": [{\"addr\": ADDR, \"weight\": W}]}]}\n"
+	       "The file is checked whole before anything changes; then only what\n"
+	       "differs is written (unchanged VIPs keep their tables). VIPs not in\n"
+	       "\"vips\" are deleted; settings not in \"config\" keep their value.\n"
+	       "`xlb show -j` output is accepted (what it observed is skipped).\n");
+	return 0;
+}
+
 int do_apply(int argc, char **argv)
 {
 	struct desired d = {};
@@ -447,21 +464,7 @@ int do_apply(int argc, char **argv)
 	size_t len = 0;
 	int err;
 
-	if (argc >= 1 && xlb_is_help(argv[0])) {
-		printf("Usage: " APPLY_USAGE "\n"
-		       "Make the instance what the JSON file (or stdin) describes:\n"
-		       "  {\"config\": {\"seed\": HEX, \"src4\": ADDR, \"src6\": ADDR,\n"
-		       "              \"udp_timeout\": S, ...: the settings of `xlb config`,\n"
-		       "              with _ for -},\n"
-		       "   \"vips\": [{\"vip\": \"ADDR:PORT/PROTO\", \"table_size\": M,\n"
-		       "             \"backends\": [{\"addr\": ADDR, \"weight\": W}]}]}\n"
-		       "The file is checked whole before anything changes; then only what\n"
-		       "differs is written (unchanged VIPs keep their tables). VIPs not in\n"
-		       "\"vips\" are deleted; settings not in \"config\" keep their value.\n"
-		       "`xlb show -j` output is accepted (what it observed is skipped).\n");
-		return 0;
-	}
-	err = xlb_expect_args(argc, argv, 1, APPLY_USAGE);
+	err = xlb_cmd_args(NULL, &argc, argv, apply_help, 1, APPLY_USAGE);
 	if (err)
 		return err;
 	d.file = strcmp(argv[0], "-") ? argv[0] : "<stdin>";

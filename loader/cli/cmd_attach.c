@@ -14,6 +14,7 @@
 #include <xdp/libxdp.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "cmd.h"
 #include "conntrack_size.h"
 #include "settings.h"
@@ -127,16 +128,52 @@ static void report(const char *dev, int ifindex, struct xdp_multiprog *mp,
 		       dev, dev);
 }
 
-static int attach_mode(const char *arg, enum xdp_attach_mode *mode)
+static int parse_mode(const char *opt, const char *arg, void *dest)
 {
+	enum xdp_attach_mode *mode = dest;
+
 	if (!strcmp(arg, "native") || !strcmp(arg, "drv"))
 		*mode = XDP_MODE_NATIVE;
 	else if (!strcmp(arg, "generic") || !strcmp(arg, "skb"))
 		*mode = XDP_MODE_SKB;
 	else {
-		p_err("bad --mode '%s': native or generic", arg);
+		p_err("bad %s '%s': native or generic", opt, arg);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* --conntrack-size: the setting of that name, checked as `config set`
+ * checks it. */
+static int parse_ct_size(const char *opt, const char *arg, void *dest)
+{
+	const char *why;
+
+	if (xlb_setting_parse(xlb_setting_find("conntrack-size"), dest, arg,
+			      &why)) {
+		p_err("bad %s '%s': %s", opt, arg, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int attach_help(void)
+{
+	printf("Usage: " ATTACH_USAGE "\n"
+	       "Load the XDP program on DEV through libxdp, its maps pinned in the\n"
+	       "pin dir (--pin-dir, default %s). Without --mode, native\n"
+	       "if the driver supports it, generic otherwise. --conntrack-size sets\n"
+	       "the conntrack-size setting and sizes the connection table by it;\n"
+	       "without it, the setting (default %u entries) does.\n",
+	       XLB_DEFAULT_PIN_DIR, XLB_CT_DEFAULT_SIZE);
+	return 0;
+}
+
+static int detach_help(void)
+{
+	printf("Usage: " DETACH_USAGE "\n"
+	       "Remove xlb from DEV. Its maps stay pinned in the pin dir, so the\n"
+	       "configuration is there again when xlb is attached again.\n");
 	return 0;
 }
 
@@ -153,34 +190,16 @@ int do_attach(int argc, char **argv)
 	struct xlb_instance inst;
 	struct xlb_state *st;
 	struct xlb *skel = NULL;
-	const char *val, *dev, *why;
+	const struct xlb_opt opts[] = {
+		XLB_OPT_FN("--mode", parse_mode, &mode),
+		XLB_OPT_FN("--conntrack-size", parse_ct_size, &ct),
+		{ NULL },
+	};
+	const char *dev;
 	char msg[128];
 	int ifindex, err;
 
-	if (argc >= 1 && xlb_is_help(argv[0])) {
-		printf("Usage: " ATTACH_USAGE "\n"
-		       "Load the XDP program on DEV through libxdp, its maps pinned in the\n"
-		       "pin dir (--pin-dir, default %s). Without --mode, native\n"
-		       "if the driver supports it, generic otherwise. --conntrack-size sets\n"
-		       "the conntrack-size setting and sizes the connection table by it;\n"
-		       "without it, the setting (default %u entries) does.\n",
-		       XLB_DEFAULT_PIN_DIR, XLB_CT_DEFAULT_SIZE);
-		return 0;
-	}
-	err = xlb_take_opt(&argc, argv, "--mode", &val);
-	if (err < 0)
-		return err;
-	if (err && (err = attach_mode(val, &mode)))
-		return err;
-	err = xlb_take_opt(&argc, argv, "--conntrack-size", &val);
-	if (err < 0)
-		return err;
-	if (err && xlb_setting_parse(xlb_setting_find("conntrack-size"), &ct,
-				     val, &why)) {
-		p_err("bad --conntrack-size '%s': %s", val, why);
-		return -EINVAL;
-	}
-	err = xlb_expect_args(argc, argv, 1, ATTACH_USAGE);
+	err = xlb_cmd_args(opts, &argc, argv, attach_help, 1, ATTACH_USAGE);
 	if (err)
 		return err;
 	dev = argv[0];
@@ -268,13 +287,7 @@ int do_detach(int argc, char **argv)
 	char msg[128];
 	int ifindex, err;
 
-	if (argc >= 1 && xlb_is_help(argv[0])) {
-		printf("Usage: " DETACH_USAGE "\n"
-		       "Remove xlb from DEV. Its maps stay pinned in the pin dir, so the\n"
-		       "configuration is there again when xlb is attached again.\n");
-		return 0;
-	}
-	err = xlb_expect_args(argc, argv, 1, DETACH_USAGE);
+	err = xlb_cmd_args(NULL, &argc, argv, detach_help, 1, DETACH_USAGE);
 	if (err)
 		return err;
 	ifindex = ifindex_of(argv[0]);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* xlb backend { add | set | del | help }: a VIP's backends. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "addr.h"
 #include "cmd.h"
 #include "cli.h"
+#include "opts.h"
 #include "update.h"
 
 #define BACKEND_ADD_USAGE "xlb backend add VIP ADDR [--weight W]"
@@ -48,23 +50,26 @@ static int backend_change(enum backend_op op, int argc, char **argv)
 	struct xlb_instance inst;
 	struct xlb_vip_key key;
 	struct xlb_state *st;
+	/* Above any weight: tells whether --weight was given. */
+	__u32 weight = UINT32_MAX;
+	const struct xlb_opt opts[] = {
+		XLB_OPT_FN("--weight", xlb_opt_weight, &weight),
+		{ NULL },
+	};
 	size_t n, i;
-	const char *val;
-	int have_weight, err;
+	int err;
 
-	have_weight = op == BACKEND_DEL ? 0 :
-		      xlb_take_opt(&argc, argv, "--weight", &val);
-	if (have_weight < 0)
-		return have_weight;
-	if (have_weight && (err = xlb_weight_arg(val, &w.weight)))
+	err = xlb_cmd_args(op == BACKEND_DEL ? NULL : opts, &argc, argv,
+			   backend_help, 2, usage[op]);
+	if (err)
 		return err;
-	if (op == BACKEND_SET && !have_weight && argc == 2) {
+	if (op == BACKEND_SET && weight == UINT32_MAX) {
 		p_err("missing --weight; usage: %s", usage[op]);
 		return -EINVAL;
 	}
-	err = xlb_expect_args(argc, argv, 2, usage[op]);
-	if (!err)
-		err = xlb_vip_arg(argv[0], &key);
+	if (weight != UINT32_MAX)
+		w.weight = weight;
+	err = xlb_vip_arg(argv[0], &key);
 	if (!err)
 		err = xlb_addr_arg(argv[1], w.addr, &w.family);
 	if (err)

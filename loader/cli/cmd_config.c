@@ -6,6 +6,7 @@
 
 #include "cmd.h"
 #include "cli.h"
+#include "opts.h"
 #include "settings.h"
 #include "update.h"
 
@@ -42,6 +43,9 @@ static int config_set(int argc, char **argv)
 	const char *why;
 	int i, err;
 
+	err = xlb_cmd_args(NULL, &argc, argv, config_help, -1, CONFIG_SET_USAGE);
+	if (err)
+		return err;
 	if (argc == 0 || argc % 2) {
 		p_err(argc ? "setting '%s' has no value; usage: %s" :
 		      "nothing to set%s; usage: %s",
@@ -85,7 +89,7 @@ static int config_show(int argc, char **argv)
 	struct xlb_state *st;
 	int err;
 
-	err = xlb_expect_args(argc, argv, 0, "xlb config show");
+	err = xlb_cmd_args(NULL, &argc, argv, config_help, 0, "xlb config show");
 	if (err)
 		return err;
 	err = xlb_state_open(&inst, &xlb_opts.instance, &st);

@@ -13,6 +13,7 @@
 
 #include "addr.h"
 #include "cli.h"
+#include "opts.h"
 #include "replay_bpf.h"
 #include "replay_report.h"
 
@@ -23,9 +24,9 @@ static const __u64 default_key[2] = {
 
 #define RANDOM_SEED	0x7265706c6179ULL	/* the band's simulation */
 
-static void usage(FILE *f)
+static int replay_help(void)
 {
-	fprintf(f,
+	printf(
 "Usage: xlb replay [--algo LIST] [--table-size M] [--vnodes V]\n"
 "                  [--backends N | BACKEND[:WEIGHT]...]\n"
 "                  [--remove K | --add K[:WEIGHT] | --reweight ADDR=W...]\n"
@@ -48,6 +49,7 @@ static void usage(FILE *f)
 "server port: its client (the side that sent the SYN, else the first\n"
 "packet) keeps address and port. -j prints JSON; -v adds per-backend loads.\n",
 		XLB_DEFAULT_TABLE_SIZE);
+	return 0;
 }
 
 struct replay_args {
@@ -104,8 +106,9 @@ static long find_backend(const struct lb_backend *set, size_t n,
 	return -1;
 }
 
-static int parse_algos(const char *list, struct replay_args *a)
+static int parse_algos(const char *opt, const char *list, void *dest)
 {
+	struct replay_args *a = dest;
 	char *copy = strdup(list), *tok, *save = NULL;
 	int err = 0, k;
 
@@ -121,8 +124,9 @@ static int parse_algos(const char *list, struct replay_args *a)
 		}
 		k = lb_algo_parse(tok);
 		if (k < 0) {
-			p_err("--algo: unknown algorithm '%s' (maglev, ring, "
-			      "rendezvous, jump, modulo, all)", tok);
+			p_err("bad %s '%s': unknown algorithm '%s' (maglev, "
+			      "ring, rendezvous, jump, modulo, all)", opt, list,
+			      tok);
 			err = -EINVAL;
 			break;
 		}
@@ -139,10 +143,20 @@ static int parse_u32_opt(const char *opt, const char *val, __u32 min,
 	const char *why;
 
 	if (xlb_u32_parse(val, min, max, out, &why)) {
-		p_err("%s '%s': %s", opt, val, why);
+		p_err("bad %s '%s': %s", opt, val, why);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+static int parse_vnodes(const char *opt, const char *val, void *dest)
+{
+	return parse_u32_opt(opt, val, 1, 100000, dest);
+}
+
+static int parse_n_backends(const char *opt, const char *val, void *dest)
+{
+	return parse_u32_opt(opt, val, 1, XLB_MAX_BACKENDS, dest);
 }
 
 static int set_change(struct replay_args *a, enum replay_change c,
@@ -157,14 +171,58 @@ static int set_change(struct replay_args *a, enum replay_change c,
 	return 0;
 }
 
-static int parse_add(const char *val, struct replay_args *a)
+static int parse_remove(const char *opt, const char *val, void *dest)
 {
+	struct replay_args *a = dest;
+
+	return set_change(a, CHANGE_REMOVE, opt) ?:
+	       parse_u32_opt(opt, val, 1, XLB_MAX_BACKENDS, &a->change_k);
+}
+
+static int parse_reweight(const char *opt, const char *val, void *dest)
+{
+	struct replay_args *a = dest;
+	int err = set_change(a, CHANGE_REWEIGHT, opt);
+
+	if (!err)
+		a->reweights[a->n_reweights++] = (char *)val;
+	return err;
+}
+
+static int parse_via(const char *opt, const char *val, void *dest)
+{
+	struct replay_report *r = dest;
+
+	if (strcmp(val, "bpf") && strcmp(val, "model")) {
+		p_err("bad %s '%s': expected model or bpf", opt, val);
+		return -EINVAL;
+	}
+	r->via_bpf = !strcmp(val, "bpf");
+	return 0;
+}
+
+static int parse_key(const char *opt, const char *val, void *dest)
+{
+	const char *why;
+
+	if (xlb_seed_parse(val, dest, &why)) {
+		p_err("bad %s '%s': %s", opt, val, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_add(const char *opt, const char *val, void *dest)
+{
+	struct replay_args *a = dest;
 	char buf[32];
 	char *colon;
 	int err;
 
+	if (set_change(a, CHANGE_ADD, opt))
+		return -EINVAL;
 	if (strlen(val) >= sizeof(buf)) {
-		p_err("--add '%s': expected K or K:WEIGHT", val);
+		p_err("bad %s '%s': expected K or K:WEIGHT", opt, val);
 		return -EINVAL;
 	}
 	strcpy(buf, val);
@@ -176,41 +234,37 @@ static int parse_add(const char *val, struct replay_args *a)
 		*colon = 0;
 		if (xlb_weight_parse(colon + 1, &a->add_weight, &why) ||
 		    !a->add_weight) {
-			p_err("--add '%s': weight: %s", val,
+			p_err("bad %s '%s': weight: %s", opt, val,
 			      a->add_weight ? why : "must be positive");
 			return -EINVAL;
 		}
 	}
-	err = parse_u32_opt("--add", buf, 1, XLB_MAX_BACKENDS, &a->change_k);
+	err = parse_u32_opt(opt, buf, 1, XLB_MAX_BACKENDS, &a->change_k);
 	return err;
 }
 
-/* Take one option with a value: "--opt VAL" or "--opt=VAL". Returns the
- * value and advances *i, or NULL when argv[*i] is not opt. */
-static const char *opt_value(int argc, char **argv, int *i, const char *opt,
-			     int *err)
-{
-	size_t len = strlen(opt);
-
-	if (strncmp(argv[*i], opt, len))
-		return NULL;
-	if (argv[*i][len] == '=')
-		return argv[*i] + len + 1;
-	if (argv[*i][len])
-		return NULL;
-	if (*i + 1 >= argc) {
-		p_err("%s needs a value", opt);
-		*err = -EINVAL;
-		return NULL;
-	}
-	return argv[++*i];
-}
-
+/* Options anywhere; the other arguments are backends (an address, with
+ * an optional :WEIGHT) or captures. Returns 0, 1 after the help, or -errno
+ * after p_err(). */
 static int parse_args(int argc, char **argv, struct replay_args *a,
 		      struct replay_report *r)
 {
-	const char *why, *v;
-	int i, err = 0, k;
+	const struct xlb_opt opts[] = {
+		XLB_OPT_FN("--algo", parse_algos, a),
+		XLB_OPT_FN("--table-size", xlb_opt_table_size,
+			   &r->params.table_size),
+		XLB_OPT_FN("--vnodes", parse_vnodes, &r->params.vnodes),
+		XLB_OPT_FN("--backends", parse_n_backends, &a->n_backends),
+		XLB_OPT_FN("--remove", parse_remove, a),
+		XLB_OPT_FN("--add", parse_add, a),
+		{ "--reweight", NULL, parse_reweight, a, true },
+		XLB_OPT_FN("--via", parse_via, r),
+		XLB_OPT_FN("--seed", parse_key, r->key),
+		XLB_OPT_FN("--csv", xlb_opt_str, &a->csv_dir),
+		XLB_OPT_FN("--plot", xlb_opt_str, &a->plot_dir),
+		{ NULL },
+	};
+	int i, err, k;
 
 	for (k = 0; k < LB__MAX; k++)
 		a->algos[k] = true;
@@ -223,62 +277,12 @@ static int parse_args(int argc, char **argv, struct replay_args *a,
 	if (!r->pcaps || !a->listed || !a->reweights)
 		return -ENOMEM;
 
+	err = xlb_opts_parse(opts, &argc, argv, replay_help, XLB_OPTS_ALL);
 	for (i = 0; i < argc && !err; i++) {
-		const char *arg = argv[i];
-
-		if ((v = opt_value(argc, argv, &i, "--algo", &err))) {
-			err = parse_algos(v, a);
-		} else if ((v = opt_value(argc, argv, &i, "--table-size", &err))) {
-			if (xlb_table_size_parse(v, &r->params.table_size, &why)) {
-				p_err("--table-size '%s': %s", v, why);
-				err = -EINVAL;
-			}
-		} else if ((v = opt_value(argc, argv, &i, "--vnodes", &err))) {
-			err = parse_u32_opt("--vnodes", v, 1, 100000,
-					    &r->params.vnodes);
-		} else if ((v = opt_value(argc, argv, &i, "--backends", &err))) {
-			err = parse_u32_opt("--backends", v, 1,
-					    XLB_MAX_BACKENDS, &a->n_backends);
-		} else if ((v = opt_value(argc, argv, &i, "--remove", &err))) {
-			err = set_change(a, CHANGE_REMOVE, "--remove") ?:
-			      parse_u32_opt("--remove", v, 1, XLB_MAX_BACKENDS,
-					    &a->change_k);
-		} else if ((v = opt_value(argc, argv, &i, "--add", &err))) {
-			err = set_change(a, CHANGE_ADD, "--add") ?:
-			      parse_add(v, a);
-		} else if ((v = opt_value(argc, argv, &i, "--reweight", &err))) {
-			err = set_change(a, CHANGE_REWEIGHT, "--reweight");
-			a->reweights[a->n_reweights++] = (char *)v;
-		} else if ((v = opt_value(argc, argv, &i, "--via", &err))) {
-			if (!strcmp(v, "bpf") || !strcmp(v, "model")) {
-				r->via_bpf = !strcmp(v, "bpf");
-			} else {
-				p_err("--via '%s': expected model or bpf", v);
-				err = -EINVAL;
-			}
-		} else if ((v = opt_value(argc, argv, &i, "--seed", &err))) {
-			if (xlb_seed_parse(v, r->key, &why)) {
-				p_err("--seed '%s': %s", v, why);
-				err = -EINVAL;
-			}
-		} else if ((v = opt_value(argc, argv, &i, "--csv", &err))) {
-			a->csv_dir = v;
-		} else if ((v = opt_value(argc, argv, &i, "--plot", &err))) {
-			a->plot_dir = v;
-		} else if (err) {
-			break;
-		} else if (!strcmp(arg, "--")) {
-			for (i++; i < argc; i++)
-				r->pcaps[r->n_pcaps++] = argv[i];
-		} else if (arg[0] == '-' && arg[1]) {
-			p_err("unknown option '%s'; try `xlb replay help`", arg);
-			err = -EINVAL;
-		} else if (is_backend_arg(arg)) {
-			err = lb_backend_parse(arg, &a->listed[a->n_listed]);
-			a->n_listed++;
-		} else {
-			r->pcaps[r->n_pcaps++] = (char *)arg;
-		}
+		if (is_backend_arg(argv[i]))
+			err = lb_backend_parse(argv[i], &a->listed[a->n_listed++]);
+		else
+			r->pcaps[r->n_pcaps++] = argv[i];
 	}
 	if (err)
 		return err;
@@ -579,11 +583,6 @@ int do_replay(int argc, char **argv)
 	struct replay_args a = {};
 	int err;
 
-	if (argc >= 1 && (!strcmp(argv[0], "help") || !strcmp(argv[0], "-h") ||
-			  !strcmp(argv[0], "--help"))) {
-		usage(stdout);
-		return 0;
-	}
 	err = parse_args(argc, argv, &a, &r);
 	if (!err)
 		err = build_before(&a, &r);

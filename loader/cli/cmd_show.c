@@ -18,6 +18,7 @@
 
 #include "addr.h"
 #include "cli.h"
+#include "opts.h"
 #include "cmd.h"
 #include "conntrack_map.h"
 #include "settings.h"
@@ -174,6 +175,19 @@ static void vip_print(const struct xlb_state *st,
 	}
 }
 
+#define SHOW_USAGE "xlb show [VIP]"
+
+static int show_help(void)
+{
+	printf("Usage: " SHOW_USAGE "\n"
+	       "Settings, VIPs with their table size and fingerprint, backends with\n"
+	       "their weight, the slots and share they hold in the live table, and\n"
+	       "the flows they hold in the connection table (live entries, counted\n"
+	       "at the time of the command). -j prints JSON, which `xlb apply`\n"
+	       "accepts back.\n");
+	return 0;
+}
+
 int do_show(int argc, char **argv)
 {
 	static __u32 ids[XLB_MAX_BACKENDS];
@@ -189,17 +203,11 @@ int do_show(int argc, char **argv)
 	__u32 i;
 	int err;
 
-	if (argc >= 1 && xlb_is_help(argv[0])) {
-		printf("Usage: xlb show [VIP]\n"
-		       "Settings, VIPs with their table size and fingerprint, backends with\n"
-		       "their weight, the slots and share they hold in the live table, and\n"
-		       "the flows they hold in the connection table (live entries, counted\n"
-		       "at the time of the command). -j prints JSON, which `xlb apply`\n"
-		       "accepts back.\n");
-		return 0;
-	}
+	err = xlb_cmd_args(NULL, &argc, argv, show_help, -1, SHOW_USAGE);
+	if (err)
+		return err;
 	if (argc > 1)
-		return xlb_expect_args(argc, argv, 1, "xlb show [VIP]");
+		return xlb_expect_args(argc, argv, 1, SHOW_USAGE);
 	if (argc == 1) {
 		err = xlb_vip_arg(argv[0], &only);
 		if (err)

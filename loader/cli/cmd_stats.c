@@ -11,6 +11,7 @@
 
 #include "addr.h"
 #include "cli.h"
+#include "opts.h"
 #include "cmd.h"
 #include "state.h"
 
@@ -201,31 +202,40 @@ static void print_prometheus(const struct snapshot *snap)
 
 enum format { TEXT, JSON, PROMETHEUS };
 
+#define STATS_USAGE "xlb stats [-j | --prometheus]"
+
+static int stats_help(void)
+{
+	printf("Usage: " STATS_USAGE "\n"
+	       "Packets and bytes per VIP, per backend, and per outcome: forward,\n"
+	       "pass_* and drop_* reasons, connection-table events (ct_*).\n"
+	       "Counters are summed over CPUs; a new VIP or backend starts at zero.\n");
+	return 0;
+}
+
 int do_stats(int argc, char **argv)
 {
 	enum format fmt = xlb_opts.json ? JSON : TEXT;
 	struct snapshot snap = {};
 	struct xlb_instance inst;
 	struct xlb_state *st;
+	bool prometheus = false;
+	const struct xlb_opt opts[] = {
+		XLB_OPT_FLAG("--prometheus", &prometheus),
+		{ NULL },
+	};
 	int err;
 
-	if (argc >= 1 && xlb_is_help(argv[0])) {
-		printf("Usage: xlb stats [-j | --prometheus]\n"
-		       "Packets and bytes per VIP, per backend, and per outcome: forward,\n"
-		       "pass_* and drop_* reasons, connection-table events (ct_*).\n"
-		       "Counters are summed over CPUs; a new VIP or backend starts at zero.\n");
-		return 0;
-	}
-	if (xlb_take_flag(&argc, argv, "--prometheus")) {
+	err = xlb_cmd_args(opts, &argc, argv, stats_help, 0, STATS_USAGE);
+	if (err)
+		return err;
+	if (prometheus) {
 		if (xlb_opts.json) {
 			p_err("-j and --prometheus exclude each other");
 			return -EINVAL;
 		}
 		fmt = PROMETHEUS;
 	}
-	err = xlb_expect_args(argc, argv, 0, "xlb stats [-j | --prometheus]");
-	if (err)
-		return err;
 	err = xlb_state_open(&inst, &xlb_opts.instance, &st);
 	if (err)
 		return err;

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "lb_impl.h"
+#include "opts.h"
 
 #define DEFAULT_VNODES	100
 
@@ -33,7 +34,7 @@ struct table_stats {
 	__u32 min_slots, max_slots;
 };
 
-static void table_help(void)
+static int table_help(void)
 {
 	printf("Usage: xlb table [--algo ALGO] [--table-size M] [--vnodes V] [--seed S]\n"
 	       "                 [--dump] [-j] BACKEND[:WEIGHT]...\n"
@@ -48,117 +49,61 @@ static void table_help(void)
 	       "  --seed S        perturb the identity hashes (default 0: the datapath's tables)\n",
 	       XLB_MAX_WEIGHT, XLB_MIN_TABLE_SIZE, XLB_MAX_TABLE_SIZE,
 	       XLB_DEFAULT_TABLE_SIZE, DEFAULT_VNODES);
+	return 0;
 }
 
-/* "--name VALUE" or "--name=VALUE" at argv[*i]: the value, or NULL after
- * an error when it is missing. */
-static const char *option_value(int argc, char **argv, int *i,
-				const char *name)
+static int parse_algo(const char *opt, const char *value, void *dest)
 {
-	size_t len = strlen(name);
+	int kind = lb_algo_parse(value);
 
-	if (argv[*i][len] == '=')
-		return argv[*i] + len + 1;
-	if (*i + 1 >= argc) {
-		p_err("%s needs a value", name);
-		return NULL;
-	}
-	return argv[++*i];
-}
-
-static bool is_option(const char *arg, const char *name)
-{
-	size_t len = strlen(name);
-
-	return !strncmp(arg, name, len) && (!arg[len] || arg[len] == '=');
-}
-
-static int number_option(int argc, char **argv, int *i, const char *name,
-			 __u64 min, __u64 max, __u64 *out)
-{
-	const char *v = option_value(argc, argv, i, name);
-	int err;
-
-	if (!v)
+	if (kind < 0) {
+		p_err("bad %s: unknown algorithm '%s'; expected maglev, ring, "
+		      "rendezvous, jump or modulo", opt, value);
 		return -EINVAL;
-	err = lb_parse_u64(v, max, out);
-	if (err == -EINVAL) {
-		p_err("%s '%s' is not a number", name, v);
-		return err;
 	}
-	if (err || *out < min) {
-		p_err("%s %s is out of range %llu..%llu", name, v,
-		      (unsigned long long)min, (unsigned long long)max);
+	*(enum lb_algo_kind *)dest = kind;
+	return 0;
+}
+
+static int parse_vnodes(const char *opt, const char *value, void *dest)
+{
+	const char *why;
+
+	if (xlb_u32_parse(value, 1, LB_RING_MAX_TOKENS, dest, &why)) {
+		p_err("bad %s '%s': %s", opt, value, why);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int parse_option(struct table_cmd *cmd, int argc, char **argv, int *i)
-{
-	const char *a = argv[*i], *v;
-	__u64 num;
-	int err;
-
-	if (!strcmp(a, "--dump")) {
-		cmd->dump = true;
-		return 0;
-	}
-	if (is_option(a, "--algo")) {
-		v = option_value(argc, argv, i, "--algo");
-		if (!v)
-			return -EINVAL;
-		err = lb_algo_parse(v);
-		if (err < 0) {
-			p_err("unknown algorithm '%s'; expected maglev, ring, "
-			      "rendezvous, jump or modulo", v);
-			return err;
-		}
-		cmd->algo = err;
-		return 0;
-	}
-	if (is_option(a, "--table-size")) {
-		err = number_option(argc, argv, i, "--table-size",
-				    XLB_MIN_TABLE_SIZE, XLB_MAX_TABLE_SIZE, &num);
-		cmd->params.table_size = num;
-		return err;
-	}
-	if (is_option(a, "--vnodes")) {
-		err = number_option(argc, argv, i, "--vnodes", 1,
-				    LB_RING_MAX_TOKENS, &num);
-		cmd->params.vnodes = num;
-		return err;
-	}
-	if (is_option(a, "--seed"))
-		return number_option(argc, argv, i, "--seed", 0, UINT64_MAX,
-				     &cmd->params.seed);
-	p_err("unknown option '%s'; try `xlb table help`", a);
-	return -EINVAL;
-}
-
+/* Options anywhere, backends in between. Returns 0, 1 after the help, or
+ * -errno after p_err(). */
 static int parse_args(struct table_cmd *cmd, int argc, char **argv)
 {
-	bool options = true;
+	const struct xlb_opt opts[] = {
+		XLB_OPT_FN("--algo", parse_algo, &cmd->algo),
+		XLB_OPT_FN("--table-size", xlb_opt_table_size,
+			   &cmd->params.table_size),
+		XLB_OPT_FN("--vnodes", parse_vnodes, &cmd->params.vnodes),
+		XLB_OPT_FN("--seed", xlb_opt_u64, &cmd->params.seed),
+		XLB_OPT_FLAG("--dump", &cmd->dump),
+		{ NULL },
+	};
 	int i, err;
 
+	err = xlb_opts_parse(opts, &argc, argv, table_help, XLB_OPTS_ALL);
+	if (err)
+		return err;
 	cmd->backends = calloc(argc ? argc : 1, sizeof(*cmd->backends));
 	if (!cmd->backends) {
 		p_err("out of memory");
 		return -ENOMEM;
 	}
 	for (i = 0; i < argc; i++) {
-		if (options && !strcmp(argv[i], "--")) {
-			options = false;
-		} else if (options && argv[i][0] == '-') {
-			err = parse_option(cmd, argc, argv, &i);
-			if (err)
-				return err;
-		} else {
-			err = lb_backend_parse(argv[i], &cmd->backends[cmd->n]);
-			if (err)
-				return err;
-			cmd->n++;
-		}
+		err = lb_backend_parse(argv[i], &cmd->backends[cmd->n]);
+		if (err)
+			return err;
+		cmd->n++;
 	}
 	err = lb_backends_check(cmd->backends, cmd->n, cmd->params.table_size);
 	if (err)
@@ -299,13 +244,11 @@ int do_table(int argc, char **argv)
 	__u32 m, k;
 	int err;
 
-	if (argc == 1 && !strcmp(argv[0], "help")) {
-		table_help();
-		return 0;
-	}
 	err = parse_args(&cmd, argc, argv);
-	if (err)
+	if (err) {
+		err = err < 0 ? err : 0;
 		goto cleanup;
+	}
 	if (weights_ignored(&cmd))
 		p_info("note: %s ignores weights (weight 0 still removes a backend)",
 		       lb_algo_name(cmd.algo));

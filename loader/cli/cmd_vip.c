@@ -7,6 +7,7 @@
 #include "addr.h"
 #include "cmd.h"
 #include "cli.h"
+#include "opts.h"
 #include "update.h"
 
 #define VIP_ADD_USAGE "xlb vip add VIP [--table-size M]"
@@ -34,17 +35,13 @@ static int vip_add(int argc, char **argv)
 	struct xlb_vip_key key;
 	struct xlb_instance inst;
 	struct xlb_state *st;
-	const char *val, *why;
+	const struct xlb_opt opts[] = {
+		XLB_OPT_FN("--table-size", xlb_opt_table_size, &m),
+		{ NULL },
+	};
 	int err;
 
-	err = xlb_take_opt(&argc, argv, "--table-size", &val);
-	if (err < 0)
-		return err;
-	if (err && xlb_table_size_parse(val, &m, &why)) {
-		p_err("bad --table-size '%s': %s", val, why);
-		return -EINVAL;
-	}
-	err = xlb_expect_args(argc, argv, 1, VIP_ADD_USAGE);
+	err = xlb_cmd_args(opts, &argc, argv, vip_help, 1, VIP_ADD_USAGE);
 	if (!err)
 		err = xlb_vip_arg(argv[0], &key);
 	if (err)
@@ -75,7 +72,7 @@ static int vip_del(int argc, char **argv)
 	struct xlb_state *st;
 	int err;
 
-	err = xlb_expect_args(argc, argv, 1, VIP_DEL_USAGE);
+	err = xlb_cmd_args(NULL, &argc, argv, vip_help, 1, VIP_DEL_USAGE);
 	if (!err)
 		err = xlb_vip_arg(argv[0], &key);
 	if (err)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "xlb.h"
 
 struct xlb_opts xlb_opts = {
@@ -28,6 +29,7 @@ static const struct cmd {
 	{ "apply",   do_apply,   "converge to the state described in a file" },
 	{ "table",   do_table,   "build a table offline and print its balance" },
 	{ "replay",  do_replay,  "replay pcaps: balance and disruption per algorithm" },
+	{ "version", do_version, "xlb's version, and the libbpf and libxdp in use" },
 };
 
 static void usage(FILE *f)
@@ -45,41 +47,21 @@ static void usage(FILE *f)
 }
 
 /* Take the global options out of argv wherever they are (up to "--"), so
- * `xlb stats -j` and `xlb -j stats` mean the same. Returns the new argc or
- * -EINVAL. */
-static int take_global_opts(int argc, char **argv)
+ * `xlb stats -j` and `xlb -j stats` mean the same. */
+static int take_global_opts(int *argc, char **argv)
 {
-	int i, n = 0;
-	bool rest = false;
+	const struct xlb_opt opts[] = {
+		{ "--json", "-j", NULL, &xlb_opts.json, false },
+		{ "--verbose", "-v", NULL, &xlb_opts.instance.verbose, false },
+		XLB_OPT_FN("--pin-dir", xlb_opt_str, &xlb_opts.instance.pin_dir),
+		{ NULL },
+	};
+	int err;
 
-	for (i = 0; i < argc; i++) {
-		char *a = argv[i];
-
-		if (rest || a[0] != '-') {
-			argv[n++] = a;
-			continue;
-		}
-		if (!strcmp(a, "--")) {
-			rest = true;
-			argv[n++] = a;
-		} else if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
-			xlb_opts.json = xlb_report_json = true;
-		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-			xlb_opts.instance.verbose = true;
-		} else if (!strcmp(a, "--pin-dir")) {
-			if (i + 1 >= argc || !argv[i + 1][0]) {
-				p_err("--pin-dir needs a directory");
-				return -EINVAL;
-			}
-			xlb_opts.instance.pin_dir = argv[++i];
-		} else if (!strncmp(a, "--pin-dir=", 10)) {
-			xlb_opts.instance.pin_dir = a + 10;
-		} else {
-			argv[n++] = a;
-		}
-	}
-	argv[n] = NULL;
-	return n;
+	err = xlb_opts_parse(opts, argc, argv, NULL, XLB_OPTS_SOME);
+	/* Errors are JSON from here on, the parser's own included. */
+	xlb_report_json = xlb_opts.json;
+	return err;
 }
 
 /*
@@ -106,9 +88,9 @@ int main(int argc, char **argv)
 	size_t i;
 	int err;
 
-	argc = take_global_opts(argc - 1, argv + 1);
+	argc--;
 	argv++;
-	if (argc < 0)
+	if (take_global_opts(&argc, argv))
 		return EXIT_FAILURE;
 	if (!strcmp(xlb_opts.instance.pin_dir, XLB_DEFAULT_PIN_DIR))
 		find_default_pin_dir();
@@ -124,8 +106,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[0], cmds[i].name))
 			continue;
+		/* > 0: the help was printed. */
 		err = cmds[i].fn(argc - 1, argv + 1);
-		return err ? EXIT_FAILURE : EXIT_SUCCESS;
+		return err < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	}
 	p_err("unknown object '%s'; try `xlb help`", argv[0]);
 	return EXIT_FAILURE;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* Parsing and printing addresses, VIPs, weights, table sizes and seeds. */
+/* Parsing and printing addresses and VIPs. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -11,13 +11,6 @@
 #include <strings.h>
 
 #include "addr.h"
-#include "lb_algo.h"
-
-#define XLB_STR_(x) #x
-#define XLB_STR(x) XLB_STR_(x)
-
-/* For the few reasons that quote a number back. */
-static char why_buf[96];
 
 int xlb_addr_parse(const char *s, __be32 addr[4], __u8 *family,
 		   const char **why)
@@ -149,7 +142,7 @@ int xlb_vip_parse(const char *s, struct xlb_vip_key *key, const char **why)
 	memcpy(num, colon + 1, n < sizeof(num) ? n : sizeof(num) - 1);
 	num[n < sizeof(num) ? n : sizeof(num) - 1] = '\0';
 	if (n >= sizeof(num) || xlb_u32_parse(num, 0, 65535, &port, why)) {
-		*why = "port out of range (0-65535)";
+		*why = "port must be a number 0..65535";
 		return -EINVAL;
 	}
 	key->port = htons(port);
@@ -170,116 +163,3 @@ const char *xlb_vip_str(const struct xlb_vip_key *key, char *buf, size_t len)
 	return buf;
 }
 
-int xlb_u32_parse(const char *s, __u32 min, __u32 max, __u32 *out,
-		  const char **why)
-{
-	unsigned long long v;
-	const char *p;
-	char *end;
-
-	for (p = s; *p; p++) {
-		if (!isdigit((unsigned char)*p)) {
-			*why = *s == '-' ? "negative number" : "not a number";
-			return -EINVAL;
-		}
-	}
-	if (!*s) {
-		*why = "not a number";
-		return -EINVAL;
-	}
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || v > max || v < min) {
-		snprintf(why_buf, sizeof(why_buf), "out of range (%u-%u)",
-			 min, max);
-		*why = why_buf;
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
-int xlb_weight_parse(const char *s, __u32 *weight, const char **why)
-{
-	if (*s == '-') {
-		*why = "negative weight";
-		return -EINVAL;
-	}
-	if (xlb_u32_parse(s, 0, XLB_MAX_WEIGHT, weight, why)) {
-		if (*why == why_buf)
-			*why = "weight too large (0-" XLB_STR(XLB_MAX_WEIGHT) ")";
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* The smallest prime above m, to suggest in an error. */
-static __u32 next_prime(__u32 m)
-{
-	while (m < XLB_MAX_TABLE_SIZE && !is_prime(++m))
-		;
-	return m;
-}
-
-int xlb_table_size_check(__u32 m, const char **why)
-{
-	if (m < XLB_MIN_TABLE_SIZE || m > XLB_MAX_TABLE_SIZE) {
-		*why = "table size out of range (" XLB_STR(XLB_MIN_TABLE_SIZE)
-		       "-" XLB_STR(XLB_MAX_TABLE_SIZE) ")";
-		return -EINVAL;
-	}
-	if (!is_prime(m)) {
-		snprintf(why_buf, sizeof(why_buf),
-			 "table size %u is not prime (next prime: %u)",
-			 m, next_prime(m));
-		*why = why_buf;
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int xlb_table_size_parse(const char *s, __u32 *m, const char **why)
-{
-	if (*s == '-') {
-		*why = "negative table size";
-		return -EINVAL;
-	}
-	if (xlb_u32_parse(s, 0, UINT32_MAX, m, why)) {
-		*why = "table size out of range (" XLB_STR(XLB_MIN_TABLE_SIZE)
-		       "-" XLB_STR(XLB_MAX_TABLE_SIZE) ")";
-		return -EINVAL;
-	}
-	return xlb_table_size_check(*m, why);
-}
-
-int xlb_seed_parse(const char *s, __u64 key[2], const char **why)
-{
-	char half[17];
-	size_t i;
-
-	if (!strncasecmp(s, "0x", 2))
-		s += 2;
-	if (strlen(s) != 32) {
-		*why = "seed must be 32 hex digits (128 bits)";
-		return -EINVAL;
-	}
-	for (i = 0; i < 32; i++) {
-		if (!isxdigit((unsigned char)s[i])) {
-			*why = "seed must be 32 hex digits (128 bits)";
-			return -EINVAL;
-		}
-	}
-	for (i = 0; i < 2; i++) {
-		memcpy(half, s + 16 * i, 16);
-		half[16] = '\0';
-		key[i] = strtoull(half, NULL, 16);
-	}
-	return 0;
-}
-
-const char *xlb_seed_str(const __u64 key[2], char *buf, size_t len)
-{
-	snprintf(buf, len, "%016" PRIx64 "%016" PRIx64,
-		 (uint64_t)key[0], (uint64_t)key[1]);
-	return buf;
-}

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Parsing and printing what users type: addresses, VIPs (ADDR:PORT/PROTO),
- * weights, table sizes, seeds. Parsers return 0 or -EINVAL and set *why to
- * a short reason; the caller prints it next to the input and where it came
- * from (a command argument, a key in an apply file).
+ * Parsing and printing what users type: addresses and VIPs
+ * (ADDR:PORT/PROTO); numbers are parse.h's. Parsers return 0 or -EINVAL and
+ * set *why to a short reason; the caller prints it next to the input and
+ * where it came from (a command argument, a key in an apply file).
  */
 #ifndef XLB_ADDR_H
 #define XLB_ADDR_H
 
 #include <stddef.h>
 #include <linux/types.h>
+#include "parse.h"
 #include "xlb.h"
 
 /* Long enough for "[ffff:...:ffff]:65535/udp". */
@@ -27,20 +28,5 @@ const char *xlb_addr_str(const __be32 addr[4], __u8 family, char *buf,
  * the VIP of the fragments to ADDR/PROTO. */
 int xlb_vip_parse(const char *s, struct xlb_vip_key *key, const char **why);
 const char *xlb_vip_str(const struct xlb_vip_key *key, char *buf, size_t len);
-
-/* A decimal number in [min, max], nothing else on the line. */
-int xlb_u32_parse(const char *s, __u32 min, __u32 max, __u32 *out,
-		  const char **why);
-/* Weight: 0 (drain) .. XLB_MAX_WEIGHT. */
-int xlb_weight_parse(const char *s, __u32 *weight, const char **why);
-/* Table size: a prime in [XLB_MIN_TABLE_SIZE, XLB_MAX_TABLE_SIZE]. */
-int xlb_table_size_check(__u32 m, const char **why);
-int xlb_table_size_parse(const char *s, __u32 *m, const char **why);
-/* Seed: 32 hex digits (an optional 0x), the SipHash key as printed by
- * `xlb config show`. */
-int xlb_seed_parse(const char *s, __u64 key[2], const char **why);
-const char *xlb_seed_str(const __u64 key[2], char *buf, size_t len);
-
-#define XLB_SEED_STRLEN	33
 
 #endif /* XLB_ADDR_H */

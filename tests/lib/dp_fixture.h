@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The datapath fixture shared by tests/test_datapath.c and
+ * The datapath fixture shared by tests/test_dp_*.c and
  * bench/bench_datapath.c: the XDP program loaded in a private network
- * namespace (loader/sandbox.h), a fixed set of VIPs and backends in its
+ * namespace (loader/sim/sandbox.h), a fixed set of VIPs and backends in its
  * maps, and a model of what the program must output, built with
  * loader/packets.h from the flow hash and the tables the fixture installed.
  */
@@ -418,5 +418,469 @@ static inline struct xlb_counter dp_counter(int map_fd, __u32 key)
 	free(vals);
 	return sum;
 }
+
+/* ================================================================== */
+/*
+ * The test programs' part, for tests/test_dp_*.c, which include testlib.h
+ * before this file: it asserts (the benchmarks, which do not, see none of
+ * it). Every expected output is built from the packet description by
+ * loader/packets.h and the flow hash over the tables the fixture
+ * installed; the program's own parser is never the judge.
+ */
+#ifdef XLB_TESTLIB_H
+
+/* The fixture of the test program: each sets up its own, in a network
+ * namespace of its own, on the first case that needs it. */
+static struct dp_fixture fx;
+static int fx_state;		/* 0: not tried, 1: ready, -1: unusable */
+static const char *fx_reason;
+
+static inline const char *build_dir(void)
+{
+	const char *b = getenv("BUILD");
+
+	return b && *b ? b : "build";
+}
+
+/* Set the fixture up once; false (and the case skipped or failed) when it
+ * cannot be. */
+static inline bool fixture(void)
+{
+	char path[512];
+
+	if (fx_state == 0) {
+		fx_state = -1;
+		if (!test_have_root()) {
+			fx_reason = "needs root (network namespace, BPF)";
+		} else {
+			snprintf(path, sizeof(path), "%s/xlb.bpf.o", build_dir());
+			if (dp_fixture_setup(&fx, path, "xlb_xdp") == 0)
+				fx_state = 1;
+			else
+				fx_reason = "datapath fixture setup failed (see above)";
+		}
+	}
+	if (fx_state < 0) {
+		if (test_have_root())
+			ASSERT_TRUE(false, fx_reason);
+		else
+			test_skip_env(fx_reason);
+	}
+	return fx_state > 0;
+}
+
+static inline void hexdump(const char *what, const __u8 *p, size_t len)
+{
+	size_t i;
+
+	printf("  %s (%zu bytes):", what, len);
+	for (i = 0; i < len; i++)
+		printf("%s%02x", i % 16 ? " " : "\n    ", p[i]);
+	printf("\n");
+}
+
+/* ------------------------------------------------------------------ */
+/*
+ * The table of cases: one packet of each kind the datapath must tell
+ * apart, with its verdict and the one reason it counts. test_dp_verdicts.c
+ * runs them; test_dp_fuzz.c cuts and mutates them, test_dp_encap.c has
+ * their outputs decoded.
+ */
+
+struct dp_case {
+	const char *name;
+	struct pkt_desc in;
+	struct pkt_desc quoted;		/* ICMP errors: the packet quoted */
+	size_t quote_max;		/* bytes of it quoted (0: all) */
+	size_t pad;			/* zero bytes after the IP packet */
+	/* Bytes overwritten after building: at > 0 is byte at - 1 of the IP
+	 * packet, at < 0 counts back from its start (-1: the EtherType's
+	 * low byte), 0 is unused. */
+	struct { int at; __u8 val; } corrupt[2];
+	bool fix_csum;			/* IPv4 header checksum redone after corrupt */
+	int verdict;
+	enum xlb_stat reason;
+	__u32 vip;			/* forwards: the VIP counted */
+	struct dp_flow flow;		/* forwards: the flow it belongs to */
+};
+
+#define V4(s, d, p, sp, dp) .family = 4, .src = s, .dst = d, .proto = p, .sport = sp, .dport = dp
+#define V6(s, d, p, sp, dp) .family = 6, .src = s, .dst = d, .proto = p, .sport = sp, .dport = dp
+#define CLIENT4 "203.0.113.5"
+#define CLIENT6 "2001:db8:c::5"
+#define VIP4 "192.0.2.10"
+#define VIP6 "2001:db8:f::10"
+#define ROUTER4 "198.51.100.99"
+#define ROUTER6 "2001:db8:100::99"
+#define TCP IPPROTO_TCP
+#define UDP IPPROTO_UDP
+#define FORWARD(v, ...) .verdict = XDP_TX, .reason = XLB_STAT_FORWARD, .vip = v, \
+	.flow = { __VA_ARGS__ }
+#define PASSED(r) .verdict = XDP_PASS, .reason = XLB_STAT_##r
+#define DROPPED(r) .verdict = XDP_DROP, .reason = XLB_STAT_##r
+
+static const __u8 opt_router_alert[] = { 0x94, 0x04, 0x00, 0x00, 0x01, 0x01, 0x01, 0x00 };
+static const __u8 opt_40_nops[40] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,
+};
+
+static const struct dp_case cases[] = {
+	/* To a VIP: encapsulated to the backend the table names. */
+	{ "ipv4 tcp syn to a vip",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40000, 80), .tcp_flags = PKT_TCP_SYN },
+	  FORWARD(VIP_TCP4, 4, CLIENT4, VIP4, 40000, 80, TCP) },
+	{ "ipv4 tcp with payload to a vip",
+	  .in = { V4("203.0.113.6", VIP4, TCP, 41000, 80), .payload_len = 300, .tos = 0x28 },
+	  FORWARD(VIP_TCP4, 4, "203.0.113.6", VIP4, 41000, 80, TCP) },
+	{ "ipv4 udp to a vip",
+	  .in = { V4(CLIENT4, VIP4, UDP, 5353, 53), .payload_len = 40 },
+	  FORWARD(VIP_UDP4, 4, CLIENT4, VIP4, 5353, 53, UDP) },
+	{ "ipv6 tcp to a vip",
+	  .in = { V6(CLIENT6, VIP6, TCP, 40000, 443), .tcp_flags = PKT_TCP_SYN },
+	  FORWARD(VIP_TCP6, 6, CLIENT6, VIP6, 40000, 443, TCP) },
+	{ "ipv6 tcp with traffic class and payload to a vip",
+	  .in = { V6("2001:db8:c::6", VIP6, TCP, 40001, 443), .tos = 0xb8, .payload_len = 500 },
+	  FORWARD(VIP_TCP6, 6, "2001:db8:c::6", VIP6, 40001, 443, TCP) },
+	{ "ipv6 udp to a vip",
+	  .in = { V6(CLIENT6, VIP6, UDP, 5353, 53), .payload_len = 33 },
+	  FORWARD(VIP_UDP6, 6, CLIENT6, VIP6, 5353, 53, UDP) },
+	{ "ipv4 tcp under one 802.1Q tag",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40002, 80), .vlans = 1, .vlan_id = { 100 } },
+	  FORWARD(VIP_TCP4, 4, CLIENT4, VIP4, 40002, 80, TCP) },
+	{ "ipv4 udp under 802.1ad and 802.1Q tags",
+	  .in = { V4(CLIENT4, VIP4, UDP, 40003, 53), .vlans = 2,
+		  .vlan_tpid = { PKT_ETH_P_8021AD, PKT_ETH_P_8021Q }, .vlan_id = { 10, 20 } },
+	  FORWARD(VIP_UDP4, 4, CLIENT4, VIP4, 40003, 53, UDP) },
+	{ "ipv6 tcp under two 802.1Q tags",
+	  .in = { V6(CLIENT6, VIP6, TCP, 40004, 443), .vlans = 2, .vlan_id = { 1, 4094 } },
+	  FORWARD(VIP_TCP6, 6, CLIENT6, VIP6, 40004, 443, TCP) },
+	{ "ipv4 tcp with router-alert option",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40005, 80), .ip_opt = opt_router_alert,
+		  .ip_opt_len = sizeof(opt_router_alert) },
+	  FORWARD(VIP_TCP4, 4, CLIENT4, VIP4, 40005, 80, TCP) },
+	{ "ipv4 udp with 40 bytes of options",
+	  .in = { V4(CLIENT4, VIP4, UDP, 40006, 53), .ip_opt = opt_40_nops,
+		  .ip_opt_len = sizeof(opt_40_nops), .payload_len = 8 },
+	  FORWARD(VIP_UDP4, 4, CLIENT4, VIP4, 40006, 53, UDP) },
+	{ "ipv6 tcp after hop-by-hop, routing and destination options",
+	  .in = { V6(CLIENT6, VIP6, TCP, 40007, 443), .n_ext = 3,
+		  .ext = { { IPPROTO_HOPOPTS, 0 }, { IPPROTO_ROUTING, 0 }, { IPPROTO_DSTOPTS, 1 } } },
+	  FORWARD(VIP_TCP6, 6, CLIENT6, VIP6, 40007, 443, TCP) },
+	{ "ipv6 udp after four destination options headers",
+	  .in = { V6(CLIENT6, VIP6, UDP, 40008, 53), .n_ext = 4,
+		  .ext = { { IPPROTO_DSTOPTS, 0 }, { IPPROTO_DSTOPTS, 0 },
+			   { IPPROTO_DSTOPTS, 0 }, { IPPROTO_DSTOPTS, 0 } } },
+	  FORWARD(VIP_UDP6, 6, CLIENT6, VIP6, 40008, 53, UDP) },
+	{ "ipv6 atomic fragment is an unfragmented packet",
+	  .in = { V6(CLIENT6, VIP6, UDP, 40009, 53), .frag = true, .frag_id = 7 },
+	  FORWARD(VIP_UDP6, 6, CLIENT6, VIP6, 40009, 53, UDP) },
+	{ "ethernet padding after a short ipv4 packet",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40010, 80), .tcp_flags = PKT_TCP_SYN }, .pad = 6,
+	  FORWARD(VIP_TCP4, 4, CLIENT4, VIP4, 40010, 80, TCP) },
+
+	/* Fragments: the VIP with port 0, hashed without ports. */
+	{ "ipv4 udp first fragment",
+	  .in = { V4(CLIENT4, VIP4, UDP, 5000, 53), .frag = true, .mf = true,
+		  .frag_id = 0x4242, .payload_len = 64 },
+	  FORWARD(VIP_FRAG4, 4, CLIENT4, VIP4, 0, 0, UDP) },
+	{ "ipv4 udp later fragment",
+	  .in = { V4(CLIENT4, VIP4, UDP, 0, 0), .frag = true, .frag_off8 = 9,
+		  .frag_id = 0x4242, .payload_len = 20 },
+	  FORWARD(VIP_FRAG4, 4, CLIENT4, VIP4, 0, 0, UDP) },
+	{ "ipv6 udp first fragment",
+	  .in = { V6(CLIENT6, VIP6, UDP, 5000, 53), .frag = true, .mf = true,
+		  .frag_id = 0x4243, .payload_len = 64 },
+	  FORWARD(VIP_FRAG6, 6, CLIENT6, VIP6, 0, 0, UDP) },
+	{ "ipv6 udp later fragment after a destination options header",
+	  .in = { V6(CLIENT6, VIP6, UDP, 0, 0), .frag = true, .frag_off8 = 9,
+		  .frag_id = 0x4243, .payload_len = 20, .n_ext = 1,
+		  .ext = { { IPPROTO_DSTOPTS, 0 } } },
+	  FORWARD(VIP_FRAG6, 6, CLIENT6, VIP6, 0, 0, UDP) },
+	{ "ipv4 tcp fragment without a port-0 vip is not a vip's",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40011, 80), .frag = true, .mf = true, .payload_len = 16 },
+	  PASSED(PASS_NOT_VIP) },
+
+	/* ICMP errors about a VIP's reply go to the flow's backend. */
+	{ "icmp fragmentation needed quoting a vip reply",
+	  .in = { V4(ROUTER4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 3, .icmp_code = 4,
+		  .icmp_rest = 1400 },
+	  .quoted = { V4(VIP4, CLIENT4, TCP, 80, 40000), .payload_len = 1372 }, .quote_max = 28,
+	  FORWARD(VIP_TCP4, 4, CLIENT4, VIP4, 40000, 80, TCP) },
+	{ "icmp time exceeded quoting a vip udp reply with ip options",
+	  .in = { V4(ROUTER4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 11 },
+	  .quoted = { V4(VIP4, CLIENT4, UDP, 53, 5353), .payload_len = 12,
+		      .ip_opt = opt_router_alert, .ip_opt_len = sizeof(opt_router_alert) },
+	  FORWARD(VIP_UDP4, 4, CLIENT4, VIP4, 5353, 53, UDP) },
+	{ "icmpv6 packet too big quoting a vip reply",
+	  .in = { V6(ROUTER6, VIP6, IPPROTO_ICMPV6, 0, 0), .icmp_type = 2, .icmp_rest = 1280 },
+	  .quoted = { V6(VIP6, CLIENT6, TCP, 443, 40000), .payload_len = 200 },
+	  FORWARD(VIP_TCP6, 6, CLIENT6, VIP6, 40000, 443, TCP) },
+	{ "icmpv6 time exceeded quoting a reply with a routing header",
+	  .in = { V6(ROUTER6, VIP6, IPPROTO_ICMPV6, 0, 0), .icmp_type = 3 },
+	  .quoted = { V6(VIP6, CLIENT6, UDP, 53, 5353), .payload_len = 10, .n_ext = 1,
+		      .ext = { { IPPROTO_ROUTING, 0 } } },
+	  FORWARD(VIP_UDP6, 6, CLIENT6, VIP6, 5353, 53, UDP) },
+	{ "icmp error quoting a non-vip flow",
+	  .in = { V4(ROUTER4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 3, .icmp_code = 1 },
+	  .quoted = { V4(VIP4, CLIENT4, TCP, 8080, 40000) }, .quote_max = 28,
+	  PASSED(PASS_NOT_VIP) },
+	{ "icmp error quoting too little for ports",
+	  .in = { V4(ROUTER4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 3, .icmp_code = 4 },
+	  .quoted = { V4(VIP4, CLIENT4, TCP, 80, 40000) }, .quote_max = 22,
+	  DROPPED(DROP_MALFORMED) },
+	{ "icmp error quoting an icmp packet",
+	  .in = { V4(ROUTER4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 11 },
+	  .quoted = { V4(VIP4, CLIENT4, IPPROTO_ICMP, 0, 0), .icmp_type = 0 },
+	  PASSED(PASS_NOT_VIP) },
+	{ "icmp echo request to a vip goes to the kernel",
+	  .in = { V4(CLIENT4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 8, .payload_len = 56 },
+	  PASSED(PASS_ICMP_ECHO) },
+	{ "icmpv6 echo request to a vip goes to the kernel",
+	  .in = { V6(CLIENT6, VIP6, IPPROTO_ICMPV6, 0, 0), .icmp_type = 128, .payload_len = 56 },
+	  PASSED(PASS_ICMP_ECHO) },
+	{ "icmpv6 neighbour solicitation",
+	  .in = { V6(CLIENT6, VIP6, IPPROTO_ICMPV6, 0, 0), .icmp_type = 135, .payload_len = 16 },
+	  PASSED(PASS_NOT_VIP) },
+
+	/* Next hop. */
+	{ "backend routed out of the other interface: redirect",
+	  .in = { V4(CLIENT4, "192.0.2.20", TCP, 40012, 80) },
+	  .verdict = XDP_REDIRECT, .reason = XLB_STAT_FORWARD, .vip = VIP_REDIR4,
+	  .flow = { 4, CLIENT4, "192.0.2.20", 40012, 80, TCP } },
+	{ "ipv6 backend routed out of the other interface: redirect",
+	  .in = { V6(CLIENT6, "2001:db8:f::20", TCP, 40013, 80) },
+	  .verdict = XDP_REDIRECT, .reason = XLB_STAT_FORWARD, .vip = VIP_REDIR6,
+	  .flow = { 6, CLIENT6, "2001:db8:f::20", 40013, 80, TCP } },
+	{ "backend behind an unresolved neighbour: to the kernel",
+	  .in = { V4(CLIENT4, "192.0.2.21", TCP, 40014, 80) }, PASSED(PASS_NEIGH_UNRESOLVED) },
+	{ "ipv6 backend behind an unresolved neighbour: to the kernel",
+	  .in = { V6(CLIENT6, "2001:db8:f::21", TCP, 40015, 80) }, PASSED(PASS_NEIGH_UNRESOLVED) },
+	{ "backend behind an unreachable route",
+	  .in = { V4(CLIENT4, "192.0.2.22", TCP, 40016, 80) }, DROPPED(DROP_FIB_FAILED) },
+	{ "ipv6 backend behind an unreachable route",
+	  .in = { V6(CLIENT6, "2001:db8:f::22", TCP, 40017, 80) }, DROPPED(DROP_FIB_FAILED) },
+	{ "1480-byte ipv4 packet fits the MTU in ipv4",
+	  .in = { V4(CLIENT4, "192.0.2.50", TCP, 40018, 80), .payload_len = 1440 },
+	  FORWARD(VIP_MTU4, 4, CLIENT4, "192.0.2.50", 40018, 80, TCP) },
+	{ "1481-byte ipv4 packet does not fit in ipv4",
+	  .in = { V4(CLIENT4, "192.0.2.50", TCP, 40019, 80), .payload_len = 1441 },
+	  DROPPED(DROP_TOO_BIG) },
+	{ "1460-byte ipv4 packet fits the MTU in ipv6",
+	  .in = { V4(CLIENT4, "192.0.2.51", TCP, 40020, 80), .payload_len = 1420 },
+	  FORWARD(VIP_MTU6, 4, CLIENT4, "192.0.2.51", 40020, 80, TCP) },
+	{ "1461-byte ipv4 packet does not fit in ipv6",
+	  .in = { V4(CLIENT4, "192.0.2.51", TCP, 40021, 80), .payload_len = 1421 },
+	  DROPPED(DROP_TOO_BIG) },
+
+	/* Configuration gaps. */
+	{ "vip without a table",
+	  .in = { V4(CLIENT4, "192.0.2.30", TCP, 40022, 80) }, DROPPED(DROP_NO_TABLE) },
+	{ "vip whose table names no backend",
+	  .in = { V4(CLIENT4, "192.0.2.31", TCP, 40023, 80) }, DROPPED(DROP_NO_BACKEND) },
+
+	/* Not for a VIP: to the kernel, untouched. */
+	{ "ipv4 tcp to a vip address on another port",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40024, 8080) }, PASSED(PASS_NOT_VIP) },
+	{ "ipv4 udp to another address",
+	  .in = { V4(CLIENT4, "192.0.2.99", UDP, 40025, 53) }, PASSED(PASS_NOT_VIP) },
+	{ "ipv6 tcp to a vip address on another port",
+	  .in = { V6(CLIENT6, VIP6, TCP, 40026, 80) }, PASSED(PASS_NOT_VIP) },
+	{ "ipv4 gre to a vip address",
+	  .in = { V4(CLIENT4, VIP4, 47, 0, 0), .payload_len = 24 }, PASSED(PASS_NOT_VIP) },
+	{ "ipv6 no-next-header to a vip address",
+	  .in = { V6(CLIENT6, VIP6, 59, 0, 0) }, PASSED(PASS_NOT_VIP) },
+	{ "ipv6 five extension headers: left to the kernel",
+	  .in = { V6(CLIENT6, VIP6, TCP, 40027, 443), .n_ext = 5,
+		  .ext = { { IPPROTO_HOPOPTS, 0 }, { IPPROTO_DSTOPTS, 0 }, { IPPROTO_ROUTING, 0 },
+			   { IPPROTO_DSTOPTS, 0 }, { IPPROTO_DSTOPTS, 0 } } },
+	  PASSED(PASS_NOT_VIP) },
+	{ "three vlan tags",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40028, 80), .vlans = 2,
+		  .vlan_tpid = { PKT_ETH_P_8021Q, PKT_ETH_P_8021Q } },
+	  .corrupt = { { -2, 0x81 }, { -1, 0x00 } },	/* EtherType after the tags */
+	  PASSED(PASS_NOT_IP) },
+
+	/* Broken: dropped. */
+	{ "ipv4 header checksum wrong",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40029, 80) }, .corrupt = { { 11, 0x00 }, { 12, 0x00 } },
+	  DROPPED(DROP_MALFORMED) },
+	{ "ipv4 ihl 4",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40030, 80) }, .corrupt = { { 1, 0x44 } }, .fix_csum = true,
+	  DROPPED(DROP_MALFORMED) },
+	{ "ipv6 packet under the ipv4 ethertype",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40031, 80) }, .corrupt = { { 1, 0x65 } }, .fix_csum = true,
+	  DROPPED(DROP_MALFORMED) },
+	{ "ipv4 total length beyond the frame",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40032, 80) }, .corrupt = { { 4, 0x29 } }, .fix_csum = true,
+	  DROPPED(DROP_MALFORMED) },
+	{ "ipv4 total length shorter than the header",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40033, 80) }, .corrupt = { { 4, 0x13 } }, .fix_csum = true,
+	  DROPPED(DROP_MALFORMED) },
+	{ "tcp data offset 4",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40034, 80) }, .corrupt = { { 33, 0x40 } },
+	  DROPPED(DROP_MALFORMED) },
+	{ "tcp data offset past the packet",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40035, 80) }, .corrupt = { { 33, 0x60 } },
+	  DROPPED(DROP_MALFORMED) },
+	{ "udp length beyond the ip payload",
+	  .in = { V4(CLIENT4, VIP4, UDP, 40036, 53), .payload_len = 4 }, .corrupt = { { 26, 0x0d } },
+	  DROPPED(DROP_MALFORMED) },
+	{ "udp length under 8",
+	  .in = { V4(CLIENT4, VIP4, UDP, 40037, 53), .payload_len = 4 }, .corrupt = { { 26, 0x07 } },
+	  DROPPED(DROP_MALFORMED) },
+	{ "ipv6 payload length beyond the frame",
+	  .in = { V6(CLIENT6, VIP6, TCP, 40038, 443) }, .corrupt = { { 6, 0x15 } },
+	  DROPPED(DROP_MALFORMED) },
+	{ "ipv6 version 4 under the ipv6 ethertype",
+	  .in = { V6(CLIENT6, VIP6, TCP, 40039, 443) }, .corrupt = { { 1, 0x40 } },
+	  DROPPED(DROP_MALFORMED) },
+	{ "ipv6 hop-by-hop after a routing header",
+	  .in = { V6(CLIENT6, VIP6, TCP, 40040, 443), .n_ext = 2,
+		  .ext = { { IPPROTO_ROUTING, 0 }, { IPPROTO_HOPOPTS, 0 } } },
+	  DROPPED(DROP_MALFORMED) },
+	{ "ipv6 extension header running past the payload",
+	  .in = { V6(CLIENT6, VIP6, TCP, 40041, 443), .n_ext = 1,
+		  .ext = { { IPPROTO_DSTOPTS, 0 } } }, .corrupt = { { 42, 0x04 } },
+	  DROPPED(DROP_MALFORMED) },
+	{ "ipv6 tcp header cut by the payload length",
+	  .in = { V6(CLIENT6, VIP6, TCP, 40042, 443) }, .corrupt = { { 6, 0x13 } }, .pad = 1,
+	  DROPPED(DROP_MALFORMED) },
+};
+
+/* Build a case's frame; returns its length and the IP packet's offset and
+ * length. */
+static inline size_t build_case(const struct dp_case *c, __u8 *frame,
+				size_t *l3_off, size_t *l3_len)
+{
+	struct pkt_desc d = c->in;
+	__u8 quote[PKT_MAX];
+	size_t len, i;
+
+	if (c->quoted.family) {
+		d.quote = quote;
+		d.quote_len = pkt_build_ip(&c->quoted, quote);
+		if (c->quote_max && c->quote_max < d.quote_len)
+			d.quote_len = c->quote_max;
+	}
+	len = pkt_build(&d, frame);
+	*l3_off = PKT_ETH_LEN + 4 * d.vlans;
+	*l3_len = len - *l3_off;
+	for (i = 0; i < 2; i++) {
+		int at = c->corrupt[i].at;
+
+		if (at)
+			frame[*l3_off + (at > 0 ? at - 1 : at)] = c->corrupt[i].val;
+	}
+	if (c->fix_csum) {
+		__u8 *ip = frame + *l3_off;
+		size_t hlen = (ip[0] & 0x0f) * 4;
+
+		pkt_put16(ip + 10, 0);
+		pkt_put16(ip + 10, pkt_fold(pkt_sum(ip, hlen < 20 ? 20 : hlen, 0)));
+	}
+	memset(frame + len, 0, c->pad);
+	return len + c->pad;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running packets                                                     */
+
+#define STAT_NAME(name, str) str,
+static const char *const stat_names[] = { XLB_STAT_LIST(STAT_NAME) };
+#undef STAT_NAME
+
+static inline void read_stats(struct xlb_counter *s)
+{
+	__u32 r;
+
+	for (r = 0; r < XLB_STAT__MAX; r++)
+		s[r] = dp_counter(fx.maps.stats, r);
+}
+
+/* Exactly one reason counted, once, with the frame's bytes. */
+static inline void check_counted(const struct xlb_counter *before,
+				 const struct xlb_counter *after,
+				 enum xlb_stat reason, size_t bytes,
+				 const char *name)
+{
+	__u32 r;
+
+	for (r = 0; r < XLB_STAT_REASONS; r++) {
+		__u64 dp = after[r].packets - before[r].packets;
+		__u64 db = after[r].bytes - before[r].bytes;
+
+		if (r == reason) {
+			ASSERT_EQ(dp, 1, name);
+			ASSERT_EQ(db, bytes, name);
+		} else if (!ASSERT_EQ(dp, 0, name)) {
+			printf("  counted instead: %s\n", stat_names[r]);
+		}
+	}
+}
+
+/* Run the packet of d; assert the verdict, the one reason counted and, for
+ * passes and drops, an untouched frame. The output lands in out. */
+static inline bool expect_run(const struct pkt_desc *d, int verdict,
+			      enum xlb_stat reason, __u8 *out, __u32 *out_len,
+			      const char *what)
+{
+	struct xlb_counter before[XLB_STAT__MAX], after[XLB_STAT__MAX];
+	__u8 in[PKT_MAX];
+	size_t len = pkt_build(d, in);
+	__u32 retval;
+	bool ok;
+
+	read_stats(before);
+	if (!ASSERT_OK(dp_run(&fx, in, len, out, out_len, &retval), what))
+		return false;
+	read_stats(after);
+	ok = ASSERT_EQ(retval, verdict, what);
+	check_counted(before, after, reason, len, what);
+	if (verdict == XDP_PASS || verdict == XDP_DROP)
+		ok &= ASSERT_EQ(*out_len, len, what) && ASSERT_MEM_EQ(out, in, len, what);
+	return ok && !test_failed;
+}
+
+/* To the one-backend VIPs: VIP_MTU4's is IPv4, VIP_MTU6's IPv6. */
+static const struct pkt_desc to_mtu4 = { V4(CLIENT4, "192.0.2.50", TCP, 40100, 80) };
+static const struct pkt_desc to_mtu6 = { V4(CLIENT4, "192.0.2.51", TCP, 40101, 80) };
+
+/* A SYN of a random flow to VIP_RANDOM4 or VIP_RANDOM6 (family 4 or 6). */
+static inline size_t random_flow_frame(int family, __u64 *rng, __u8 *frame,
+				       struct xlb_flow *flow)
+{
+	char src[INET6_ADDRSTRLEN];
+	struct pkt_desc d = { .family = family, .proto = IPPROTO_TCP,
+			      .tcp_flags = PKT_TCP_SYN };
+	struct dp_flow f;
+	__u64 r = dp_seed_rng(rng);
+	static const char *const nets4[] = { "192.0.2", "198.51.100", "203.0.113" };
+
+	if (family == 4) {
+		snprintf(src, sizeof(src), "%s.%u", nets4[r % 3], (unsigned)(r >> 8) & 0xff);
+		d.dst = "192.0.2.40";
+		d.dport = 80;
+	} else {
+		snprintf(src, sizeof(src), "2001:db8:c%03x:%x:%x:%x::%x",
+			 (unsigned)(r & 0xfff), (unsigned)(r >> 12) & 0xffff,
+			 (unsigned)(r >> 28) & 0xffff, (unsigned)(r >> 44) & 0xffff,
+			 (unsigned)dp_seed_rng(rng) & 0xffff);
+		d.dst = "2001:db8:f::40";
+		d.dport = 443;
+	}
+	d.src = src;
+	d.sport = 1024 + (__u16)(dp_seed_rng(rng) % 64512);
+	f = (struct dp_flow){ family, src, d.dst, d.sport, d.dport, IPPROTO_TCP };
+	*flow = dp_xlb_flow(&f);
+	return pkt_build(&d, frame);
+}
+
+static inline void text_addr(int family, const __u8 *bin, char *out)
+{
+	inet_ntop(family == 4 ? AF_INET : AF_INET6, bin, out, INET6_ADDRSTRLEN);
+}
+
+#endif /* XLB_TESTLIB_H */
 
 #endif /* XLB_TEST_DP_FIXTURE_H */

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The datapath under configuration changes: without a seed or an outer
+ * source address it drops, counted, what it cannot forward; a table
+ * swapped, refused or removed in its map takes effect at once.
+ */
+#include "testlib.h"
+#include "dp_fixture.h"
+
+static void missing_config_and_source_are_counted_drops(void)
+{
+	struct pkt_desc other = { V4(CLIENT4, "192.0.2.99", TCP, 40102, 80) };
+	struct xlb_config saved;
+	__u8 out[PKT_MAX];
+	__u32 out_len;
+
+	if (!fixture())
+		return;
+	/* Not before fixture(): its first call fills fx.cfg in. */
+	saved = fx.cfg;
+	fx.cfg.flags = 0;
+	if (!ASSERT_OK(dp_write_config(&fx), "config without a seed"))
+		return;
+	expect_run(&to_mtu4, XDP_DROP, XLB_STAT_DROP_NO_CONFIG, out, &out_len, "vip, no config");
+	expect_run(&other, XDP_PASS, XLB_STAT_PASS_NOT_VIP, out, &out_len, "not a vip, no config");
+
+	fx.cfg = saved;
+	fx.cfg.src4 = 0;
+	ASSERT_OK(dp_write_config(&fx), "config without an ipv4 source");
+	expect_run(&to_mtu4, XDP_DROP, XLB_STAT_DROP_NO_SOURCE, out, &out_len, "no ipv4 source");
+	expect_run(&to_mtu6, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "ipv6 backend needs no ipv4 source");
+
+	fx.cfg = saved;
+	memset(fx.cfg.src6, 0, sizeof(fx.cfg.src6));
+	ASSERT_OK(dp_write_config(&fx), "config without an ipv6 source");
+	expect_run(&to_mtu6, XDP_DROP, XLB_STAT_DROP_NO_SOURCE, out, &out_len, "no ipv6 source");
+	expect_run(&to_mtu4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "ipv4 backend needs no ipv6 source");
+
+	fx.cfg = saved;
+	ASSERT_OK(dp_write_config(&fx), "config restored");
+}
+
+/* The outer destination of an output frame, as text. */
+static void outer_dst(const __u8 *frame, char *out)
+{
+	if (pkt_get16(frame + 12) == PKT_ETH_P_IP)
+		text_addr(4, frame + PKT_ETH_LEN + 16, out);
+	else
+		text_addr(6, frame + PKT_ETH_LEN + 24, out);
+}
+
+static void table_swap_read_back_and_removal(void)
+{
+	__u32 slots[3], *got = NULL, m = 0, a = 0, b, i, out_len;
+	char dst[INET6_ADDRSTRLEN];
+	/* SYNs: a new connection follows the table, whatever the connection
+	 * table remembers of the 5-tuple (bpf/conntrack.h). */
+	struct pkt_desc syn = { V4(CLIENT4, "192.0.2.50", TCP, 40100, 80),
+				.tcp_flags = PKT_TCP_SYN };
+	__u8 out[PKT_MAX];
+	struct dp_vip *v;
+
+	if (!fixture())
+		return;
+	/* The big random table reads back exactly. */
+	v = &fx.vips[VIP_RANDOM4];
+	if (ASSERT_OK(xlb_table_read(fx.maps.tables, VIP_RANDOM4, &got, &m), "read back"))
+		ASSERT_TRUE(m == v->m && !memcmp(got, v->table, m * sizeof(*got)),
+			    "65537-slot table read back");
+	free(got);
+	got = NULL;
+
+	v = &fx.vips[VIP_MTU4];
+	a = v->table[0];
+	if (!ASSERT_OK(dp_add_backend(&fx, VIP_MTU4, "203.0.113.51", &b), "second backend"))
+		return;
+	for (i = 0; i < 3; i++)
+		slots[i] = b;
+	ASSERT_OK(xlb_table_install(fx.maps.tables, VIP_MTU4, slots, 3), "swap to b");
+	expect_run(&syn, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "after the swap");
+	outer_dst(out, dst);
+	ASSERT_TRUE(!strcmp(dst, "203.0.113.51"), "the new table's backend");
+	if (ASSERT_OK(xlb_table_read(fx.maps.tables, VIP_MTU4, &got, &m), "read back"))
+		ASSERT_TRUE(m == 3 && got[0] == b && got[1] == b && got[2] == b, "new table read back");
+	free(got);
+	got = NULL;
+
+	/* Refused installs change nothing. */
+	ASSERT_EQ(xlb_table_install(fx.maps.tables, VIP_MTU4, v->table, 2), -EINVAL, "m too small");
+	slots[1] = XLB_MAX_BACKENDS;
+	ASSERT_EQ(xlb_table_install(fx.maps.tables, VIP_MTU4, slots, 3), -EINVAL, "slot out of range");
+	ASSERT_EQ(xlb_table_install(fx.maps.tables, XLB_MAX_VIPS, v->table, 3), -EINVAL, "vip id out of range");
+	expect_run(&syn, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "after refused installs");
+	outer_dst(out, dst);
+	ASSERT_TRUE(!strcmp(dst, "203.0.113.51"), "still the installed table");
+
+	ASSERT_OK(xlb_table_remove(fx.maps.tables, VIP_MTU4), "remove");
+	ASSERT_EQ(xlb_table_read(fx.maps.tables, VIP_MTU4, &got, &m), -ENOENT, "read a removed table");
+	expect_run(&syn, XDP_DROP, XLB_STAT_DROP_NO_TABLE, out, &out_len, "table removed");
+
+	ASSERT_OK(xlb_table_install(fx.maps.tables, VIP_MTU4, v->table, v->m), "restore");
+	expect_run(&syn, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "restored");
+	outer_dst(out, dst);
+	ASSERT_TRUE(v->table[0] == a && !strcmp(dst, "203.0.113.50"), "the first backend again");
+}
+
+TEST_MAIN(TEST(missing_config_and_source_are_counted_drops),
+	  TEST(table_swap_read_back_and_removal))
