@@ -37,7 +37,9 @@ WARN       := -Wall -Wextra -Werror
 CFLAGS     ?= -O2 -g
 XLB_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude $(LAYER_INC) -I$(BUILD) -MMD -MP
 LDLIBS     := -lxdp -lbpf -lpcap -ljson-c -lelf -lz -lm
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 $(WARN) -Iinclude -Ibpf \
+# The machine the datapath runs on (bpf/conntrack.h builds for x86 only).
+BPF_ARCH   := $(patsubst x86_64,x86,$(patsubst i%86,x86,$(patsubst aarch64,arm64,$(shell uname -m))))
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) $(WARN) -Iinclude -Ibpf \
               -I$(ARCH_INCLUDE) -MMD -MP
 
 # BPF programs: the datapath and the backend side (bpf/), benchmark-only

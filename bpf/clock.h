@@ -28,9 +28,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-#ifndef XLB_INLINE
-#define XLB_INLINE static inline __attribute__((always_inline))
-#endif
+#include "compiler.h"
 
 /* Private to the program: a fresh load reads the clock anew. */
 __u64 xlb_clock_jiffies;	/* bpf_jiffies64() when xlb_clock_ns was read */

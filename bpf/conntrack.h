@@ -71,6 +71,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "xlb.h"
+#include "compiler.h"
 #include "ct_entry.h"
 #include "maps.h"
 #include "parse.h"
@@ -120,9 +121,14 @@ XLB_INLINE bool xlb_ct_may_insert(const struct xlb_config *cfg, __u64 now)
 	return true;
 }
 
-#define XLB_READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
-#define XLB_WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
-#define xlb_barrier()		asm volatile("" ::: "memory")
+/* The seqlock above orders its plain loads and stores with compiler
+ * barriers alone, which is right only where the CPU keeps loads in order
+ * with loads and stores with stores (x86-TSO). Elsewhere it would need
+ * fences that BPF cannot express without an atomic operation per lookup:
+ * refuse to build rather than run a table that may return torn entries. */
+#ifndef __TARGET_ARCH_x86
+#error "bpf/conntrack.h: the connection table's seqlock relies on x86 memory ordering; xlb's datapath builds for x86 only"
+#endif
 
 /* Slots of xlb_conntrack less one. `xlb attach` sets it with the map's
  * size; the default matches the map's default, which `ip link` loads. */

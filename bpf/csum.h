@@ -6,9 +6,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-#ifndef XLB_INLINE
-#define XLB_INLINE static inline __attribute__((always_inline))
-#endif
+#include "compiler.h"
 
 /* Fold a sum of 32-bit words into the 16-bit one's complement checksum.
  * Summing 32-bit words gives the same folded result as summing 16-bit

@@ -20,9 +20,7 @@
 #include <bpf/bpf_helpers.h>
 #include "xlb.h"
 
-#ifndef XLB_INLINE
-#define XLB_INLINE static inline __attribute__((always_inline))
-#endif
+#include "compiler.h"
 
 #define XLB_FIB_CACHE_NS	(500ULL * 1000 * 1000)
 

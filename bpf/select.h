@@ -19,9 +19,7 @@
 #include "xlb.h"
 #include "maps.h"
 
-#ifndef XLB_INLINE
-#define XLB_INLINE static inline __attribute__((always_inline))
-#endif
+#include "compiler.h"
 
 XLB_INLINE const struct xlb_vip *xlb_vip_lookup(const struct xlb_flow *flow)
 {

@@ -12,9 +12,7 @@
 #include "xlb.h"
 #include "maps.h"
 
-#ifndef XLB_INLINE
-#define XLB_INLINE static inline __attribute__((always_inline))
-#endif
+#include "compiler.h"
 
 /* The frame's length, for byte counters. Read as pointers: with 32-bit
  * subregisters (-mcpu=v3) the compiler may otherwise keep ctx->data as a

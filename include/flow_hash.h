@@ -16,9 +16,7 @@
 #include <linux/types.h>
 #include "xlb.h"
 
-#ifndef XLB_INLINE
-#define XLB_INLINE static inline __attribute__((always_inline))
-#endif
+#include "compiler.h"
 
 #define XLB_ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
 

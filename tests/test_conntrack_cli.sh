@@ -29,7 +29,7 @@ expect_error size_below_minimum_is_refused "bad conntrack-size '100': too small"
 	x config set conntrack-size 100 && tl_pass size_below_minimum_is_refused
 expect_error size_above_maximum_is_refused "bad conntrack-size '67108865'" \
 	x config set conntrack-size 67108865 && tl_pass size_above_maximum_is_refused
-expect_error negative_closing_timeout_is_refused "bad tcp-closing-timeout '-1': negative number" \
+expect_error negative_closing_timeout_is_refused "bad tcp-closing-timeout '-1': negative" \
 	x config set tcp-closing-timeout -1 && tl_pass negative_closing_timeout_is_refused
 expect_error bad_attach_size_is_refused "bad --conntrack-size 'lots'" \
 	x attach v0 --conntrack-size lots && tl_pass bad_attach_size_is_refused

@@ -11,6 +11,7 @@
 #  - a second attach, a missing device, a pin dir off bpffs and a missing
 #    instance each give one clear error;
 #  - a first attach gives the instance a random seed;
+#  - an attach that fails after the program went on takes it off again;
 #  - detach removes the program and keeps the configuration.
 set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
@@ -62,6 +63,25 @@ expect_error attach_off_bpffs_is_refused "is not on a bpf filesystem" \
 tl_pin_dir EMPTY empty
 expect_error missing_instance_is_named "no xlb instance in $EMPTY: attach first" \
 	"$XLB" --pin-dir "$EMPTY" show && tl_pass missing_instance_is_named
+
+# A step after the attach fails (here: another command holds the
+# instance's lock past the wait): attach takes the program off again, so
+# the device is as it was and the next attempt succeeds.
+ip -n "$NS" link set v2 up
+ip -n "$NS" link set v3 up
+flock "$PIN" sleep 13 &
+locker=$!
+sleep 0.5
+if x attach v2 --mode generic >"$TMP/out" 2>"$TMP/err"; then
+	tl_fail failed_attach_rolls_back "attach succeeded while the instance was locked"
+elif tl_in "$NS" xdp-loader status v2 2>&1 | grep -q xlb_xdp; then
+	tl_fail failed_attach_rolls_back "xlb left on v2: $(cat "$TMP/err")"
+else
+	wait "$locker"
+	tl_check failed_attach_rolls_back x attach v2 --mode generic
+	x detach v2
+fi
+wait "$locker" 2>/dev/null
 
 seed=$(x -j config show | jq -r .seed)
 tl_check first_attach_sets_a_random_seed \

@@ -4,6 +4,13 @@
  * build a lookup structure; given a flow hash, name a backend. Maglev is what
  * the datapath uses; the ring, rendezvous, jump and modulo exist so replay
  * and `xlb table` can compare them on the same flows.
+ *
+ * loader/algo, layer 2 of loader/ (above common/, which it may include):
+ *   lb_algo.h      this interface, maglev_build() for the loader
+ *   lb_impl.h      what the algorithms share behind it
+ *   lb_algo.c      dispatch, identity hashes; lb_backend.c  backend sets
+ *   maglev.c ring.c rendezvous.c jump.c modulo.c  one algorithm each
+ * Pure computation: no maps, no files, no command line.
  */
 #ifndef XLB_LB_ALGO_H
 #define XLB_LB_ALGO_H

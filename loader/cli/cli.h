@@ -1,5 +1,15 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Command-line conventions shared by every `xlb OBJECT VERB` command. */
+/*
+ * Command-line conventions shared by every `xlb OBJECT VERB` command.
+ *
+ * loader/cli, the top layer of loader/: the only one that knows the command
+ * line; it may include every layer below (common, algo, sim, instance,
+ * replay) and none includes it.
+ *   main.c         global options, the objects
+ *   opts.h         the one option parser;  cmd.h  verbs, arguments, output
+ *   cmd_OBJECT.c   one file per object (attach, vip, backend, config, show,
+ *                  stats, apply, table, replay, version)
+ */
 #ifndef XLB_CLI_H
 #define XLB_CLI_H
 

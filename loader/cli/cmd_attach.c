@@ -177,6 +177,25 @@ static int detach_help(void)
 	return 0;
 }
 
+static void rollback(const char *dev, int ifindex, struct xdp_program *prog,
+		     struct xdp_multiprog *mp)
+{
+	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
+	char msg[128];
+	int err;
+
+	if (mp)
+		mode = xdp_multiprog__attach_mode(mp);
+	err = xdp_program__detach(prog, ifindex, mode, 0);
+	if (err) {
+		libxdp_strerror(err, msg, sizeof(msg));
+		p_info("xlb: could not detach from %s after the failure: %s; `xlb detach %s`",
+		       dev, msg, dev);
+	} else {
+		p_info("xlb: detached from %s again", dev);
+	}
+}
+
 int do_attach(int argc, char **argv)
 {
 	DECLARE_LIBBPF_OPTS(bpf_object_open_opts, open_opts,
@@ -195,6 +214,7 @@ int do_attach(int argc, char **argv)
 		XLB_OPT_FN("--conntrack-size", parse_ct_size, &ct),
 		{ NULL },
 	};
+	bool is_attached = false;
 	const char *dev;
 	char msg[128];
 	int ifindex, err;
@@ -254,6 +274,7 @@ int do_attach(int argc, char **argv)
 		      err == -EINVAL ? " (maps pinned in the pin dir by another build? rerun with -v)" : "");
 		goto cleanup;
 	}
+	is_attached = true;
 	mp = attached(ifindex);
 	if (!mp) {
 		p_err("attached to %s, but cannot find the program there", dev);
@@ -274,6 +295,11 @@ int do_attach(int argc, char **argv)
 	if (!err)
 		report(dev, ifindex, mp, prog);
 cleanup:
+	/* A step after the attach failed: take the program off again, so
+	 * that the device is as it was and the next attempt is not told
+	 * that xlb is already attached. */
+	if (err && is_attached)
+		rollback(dev, ifindex, prog, mp);
 	xdp_multiprog__close(mp);
 	xdp_program__close(prog);
 	xlb__destroy(skel);

@@ -3,7 +3,8 @@
  * loader/common: the bottom layer of xlb's userspace, used by every layer
  * above it (algo, sim, instance, replay, cli) and including none of them.
  *   report.h  how every part reports: one error path (p_err), notes (p_info)
- *   addr.h    what users type: addresses, VIPs, weights, table sizes, seeds
+ *   addr.h    what users type: addresses and VIPs
+ *   parse.h   numbers: counts, weights, table sizes, seeds
  *
  * An error is printed once, at the boundary where it is detected, as
  * "PROGNAME: message" on stderr, or as a JSON object on stdout when the

@@ -4,6 +4,16 @@
  * (/sys/fs/bpf/tc/globals after `ip link ... xdp obj`, or --pin-dir), and
  * the lock that serialises xlb commands working on it. xlb keeps no daemon:
  * every command opens the instance, reads and changes the maps, and exits.
+ *
+ * loader/instance, layer 4 of loader/ (may include common/, algo/, sim/):
+ *   instance.h     opening, locking, every map write (kill-safe points)
+ *   state.h        the configuration read back from the maps
+ *   update.h       changes as transactions: check, write, commit
+ *   table_map.h    a VIP's table as an inner map, swapped atomically
+ *   conntrack_map.h conntrack_size.h  the connection table's map
+ *   settings.h     instance settings (timeouts, seed, sources)
+ * What the command line decides (the pin dir, -v) comes in as parameters
+ * (struct xlb_instance_opts).
  */
 #ifndef XLB_INSTANCE_H
 #define XLB_INSTANCE_H

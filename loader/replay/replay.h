@@ -4,6 +4,13 @@
  * by each table algorithm, before and after a change of the backend set;
  * how evenly they spread, against what a uniformly random assignment of the
  * same flows would give, and how many move.
+ *
+ * loader/replay, layer 5 of loader/ (may include common/, algo/, sim/,
+ * instance/):
+ *   pcap_flows.h   captures in (pcap, pcapng): flows and their packets
+ *   replay.h       the assignment and its statistics (replay_*.c)
+ *   replay_bpf.h   the same through the XDP program (--via bpf, sim/)
+ *   replay_report.h  tables, JSON, CSV and plots out
  */
 #ifndef XLB_REPLAY_H
 #define XLB_REPLAY_H

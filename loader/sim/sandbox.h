@@ -23,6 +23,12 @@
  * Forwarding is on (bpf_fib_lookup requires it); the outer source addresses
  * are the in interface's: XLB_SANDBOX_SRC4 / XLB_SANDBOX_SRC6. Interfaces have
  * the default MTU, 1500.
+ *
+ * loader/sim, layer 3 of loader/ (may include common/ and algo/):
+ *   sandbox.h      this sandbox
+ *   packets.h      frames built byte by byte, independently of the datapath
+ *   pcap_write.h   frames out to a pcap file
+ * The tests, the benchmarks and `xlb replay --via bpf` share it.
  */
 #ifndef XLB_SANDBOX_H
 #define XLB_SANDBOX_H
