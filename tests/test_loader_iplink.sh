@@ -43,11 +43,20 @@ fi
 tl_check iplink_pins_maps_in_globals test -e "$GLOBALS/xlb_vips" -a -e "$GLOBALS/xlb_tables"
 
 x() { tl_in "$NS" "$XLB" "$@"; }
+# A command that fails writes nothing, not even the seeds of a first use.
+zero=00000000000000000000000000000000  # an unset seed reads null
+x backend add 192.0.2.1:80/tcp 203.0.113.1 2>/dev/null
+x vip del 192.0.2.1:80/tcp 2>/dev/null
+tl_check iplink_failed_commands_write_no_seed \
+	test "$(x -j config show | jq -r .seed)" == null
 x config set src4 198.51.100.1 &&
 x vip add 192.0.2.10:80/tcp &&
 x backend add 192.0.2.10:80/tcp 203.0.113.5
 tl_check iplink_configured_by_xlb_without_pin_dir \
 	test "$(x -j show | jq -r '.vips[0].backends[0].addr')" == 203.0.113.5
+seed=$(x -j config show | jq -r .seed)
+tl_check iplink_first_write_sets_a_random_seed \
+	test "${#seed}" -eq 32 -a "$seed" != "$zero"
 
 # A TCP SYN from 203.0.113.77:40000 to the VIP, as received on v0.
 python3 - "$TMP" <<'EOF'

@@ -26,6 +26,10 @@ struct xlb_state_vip {
 
 struct xlb_state {
 	struct xlb_config config;
+	/* config holds seeds drawn for a first use, not yet written: the
+	 * first write of the command writes them first, and a command that
+	 * writes nothing leaves the instance as it was. */
+	bool seeds_pending;
 	__u32 n_vips;
 	struct xlb_state_vip vips[XLB_MAX_VIPS];	/* sorted by key */
 	struct xlb_backend backends[XLB_MAX_BACKENDS];	/* by id */

@@ -261,8 +261,8 @@ static int free_leftovers(struct xlb_instance *inst, struct xlb_state *st)
  * so that a reseed leaves the table's entries where the datapath finds
  * them (an instance made before it had one gets it now).
  */
-static int first_use(struct xlb_instance *inst, struct xlb_state *st,
-		     bool seed_given)
+/* Draw the seeds a new instance lacks (see seeds_pending). */
+static int first_use(struct xlb_state *st, bool seed_given)
 {
 	struct xlb_config cfg = st->config;
 	int err;
@@ -280,7 +280,11 @@ static int first_use(struct xlb_instance *inst, struct xlb_state *st,
 		/* 0 means none yet. */
 		cfg.ct_seed |= !cfg.ct_seed;
 	}
-	return xlb_config_write(inst, st, &cfg);
+	if (memcmp(&cfg, &st->config, sizeof(cfg))) {
+		st->config = cfg;
+		st->seeds_pending = true;
+	}
+	return 0;
 no_random:
 	err = -errno;
 	p_err("cannot get a random seed: %s", strerror(-err));
@@ -307,7 +311,7 @@ int xlb_update_begin(struct xlb_instance *inst, struct xlb_state **out,
 	err = free_leftovers(inst, st);
 	if (err)
 		goto fail;
-	err = first_use(inst, st, seed_given);
+	err = first_use(st, seed_given);
 	if (err)
 		goto fail;
 	*out = st;
@@ -572,17 +576,49 @@ static int vip_modify(struct xlb_instance *inst, struct xlb_state *st,
 	return vip_commit(inst, st, v);
 }
 
+int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
+		     const struct xlb_config *cfg)
+{
+	__u32 zero = 0;
+	int err;
+
+	if (!memcmp(cfg, &st->config, sizeof(*cfg)) && !st->seeds_pending)
+		return 0;
+	err = xlb_map_update(inst->config_fd, &zero, cfg, 0);
+	if (err) {
+		p_err("cannot write %s/%s: %s", inst->dir, XLB_MAP_CONFIG,
+		      strerror(-err));
+		return err;
+	}
+	st->config = *cfg;
+	st->seeds_pending = false;
+	return 0;
+}
+
+/* Before the first write of a command: the seeds of a first use. */
+static int write_pending_seeds(struct xlb_instance *inst, struct xlb_state *st)
+{
+	struct xlb_config cfg = st->config;
+
+	return st->seeds_pending ? xlb_config_write(inst, st, &cfg) : 0;
+}
+
 int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
 		     const struct xlb_vip_key *key, __u32 m,
 		     const struct xlb_want *want, size_t n)
 {
 	struct xlb_vip_diff d;
 
+	int err;
+
 	xlb_vip_diff(st, key, m, want, n, &d);
+	if (!d.rebuild && !d.adds && !d.reweights && !d.removes)
+		return 0;
+	err = write_pending_seeds(inst, st);
+	if (err)
+		return err;
 	if (d.rebuild)
 		return vip_build(inst, st, key, m, want, n);
-	if (!d.adds && !d.reweights && !d.removes)
-		return 0;
 	return vip_modify(inst, st, xlb_state_vip_find(st, key), want, n);
 }
 
@@ -599,6 +635,9 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 		p_err("no VIP %s", name);
 		return -ENOENT;
 	}
+	err = write_pending_seeds(inst, st);
+	if (err)
+		return err;
 	id = v->vip.id;
 	err = xlb_map_delete(inst->vips_fd, key);
 	if (err) {
@@ -614,24 +653,6 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 		return err;
 	}
 	return free_backends_of(inst, st, id, false);
-}
-
-int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
-		     const struct xlb_config *cfg)
-{
-	__u32 zero = 0;
-	int err;
-
-	if (!memcmp(cfg, &st->config, sizeof(*cfg)))
-		return 0;
-	err = xlb_map_update(inst->config_fd, &zero, cfg, 0);
-	if (err) {
-		p_err("cannot write %s/%s: %s", inst->dir, XLB_MAP_CONFIG,
-		      strerror(-err));
-		return err;
-	}
-	st->config = *cfg;
-	return 0;
 }
 
 size_t xlb_vips_free(const struct xlb_state *st)
