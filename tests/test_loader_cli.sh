@@ -9,7 +9,8 @@
 #  - the seed can be set;
 #  - apply of the current state changes nothing, `show -j | apply -`
 #    round-trips, and apply leaves the tables of unchanged VIPs alone;
-#  - concurrent commands are serialised by the pin dir's lock.
+#  - concurrent commands are serialised by the pin dir's lock, and a reader
+#    whose output blocks holds no lock;
 # (Attaching and detaching: test_loader_attach.sh.)
 set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
@@ -177,6 +178,15 @@ jq '.vips[0].backends |= .[0:4090]' "$TMP/be4096.json" >"$TMP/be4095.json"
 if x apply "$TMP/be4095.json" && [[ $(x -j show | jq '[.vips[].backends | length] | add') -eq 4095 ]]; then
 	bad limit_backends "too many backends: 1 more needed, 0 free (limit 4095 over all VIPs)" \
 		backend add 192.0.2.10:80/tcp 198.51.100.19
+	# With 4095 backends `xlb show` prints far more than a pipe holds: a
+	# reader whose output blocks (xlb show | a pager left open) must not
+	# hold the lock that every change needs.
+	x show | sleep 6 &
+	sleep 1
+	timeout 4 "$XLB" --pin-dir "$PIN" vip add 192.0.2.21:80/tcp
+	tl_check a_blocked_reader_holds_no_lock test $? -eq 0
+	x vip del 192.0.2.21:80/tcp
+	wait
 else
 	tl_fail limit_backends "could not configure 4095 backends"
 fi

@@ -99,7 +99,7 @@ static int config_show(int argc, char **argv)
 	if (xlb_opts.json) {
 		xlb_json_print(xlb_settings_json(&st->config));
 	} else {
-		xlb_settings_print(&st->config, false);
+		xlb_settings_print(stdout, &st->config, false);
 	}
 	xlb_state_free(st);
 	return 0;

@@ -146,7 +146,7 @@ static struct json_object *vip_json(const struct xlb_state *st,
 	return o;
 }
 
-static void vip_print(const struct xlb_state *st,
+static void vip_print(FILE *f, const struct xlb_state *st,
 		      const struct xlb_state_vip *v,
 		      const struct live_table *t, const __u32 *ids, size_t n,
 		      const struct xlb_ct_census *ct)
@@ -155,20 +155,20 @@ static void vip_print(const struct xlb_state *st,
 	const struct xlb_backend *be;
 	size_t i;
 
-	printf("vip %s table-size %u backends %zu", xlb_vip_str(&v->key, text,
+	fprintf(f, "vip %s table-size %u backends %zu", xlb_vip_str(&v->key, text,
 	       sizeof(text)), v->vip.table_size, n);
 	if (t->slots)
-		printf(" fingerprint %016" PRIx64, (uint64_t)t->fingerprint);
+		fprintf(f, " fingerprint %016" PRIx64, (uint64_t)t->fingerprint);
 	else
-		printf(" no-table");
+		fprintf(f, " no-table");
 	if (t->unassigned && n)
-		printf(" slots-without-backend %u", t->unassigned);
+		fprintf(f, " slots-without-backend %u", t->unassigned);
 	if (v->vip.flags & XLB_VIP_F_DIRTY)
-		printf(" (a change was interrupted: the next xlb change finishes it)");
-	printf("\n");
+		fprintf(f, " (a change was interrupted: the next xlb change finishes it)");
+	fputc('\n', f);
 	for (i = 0; i < n; i++) {
 		be = &st->backends[ids[i]];
-		printf("\tbackend %s weight %u slots %u share %.2f%% flows %u%s\n",
+		fprintf(f, "\tbackend %s weight %u slots %u share %.2f%% flows %u%s\n",
 		       xlb_addr_str(be->addr, be->family, text, sizeof(text)),
 		       be->weight, t->count[ids[i]], 100 * share(t, ids[i]),
 		       ct->flows[ids[i]], be->weight ? "" : " draining");
@@ -199,7 +199,9 @@ int do_show(int argc, char **argv)
 	struct xlb_state *st;
 	struct live_table t;
 	bool filter = false;
-	size_t n;
+	size_t n, text_len = 0;
+	char *text = NULL;
+	FILE *f = NULL;
 	__u32 i;
 	int err;
 
@@ -232,14 +234,23 @@ int do_show(int argc, char **argv)
 		goto out;
 	}
 
+	/* Everything is read and formatted under the lock, and printed once
+	 * it is released: a reader whose output blocks (xlb show | less)
+	 * must not hold every writer up. */
+	f = open_memstream(&text, &text_len);
+	if (!f) {
+		err = -errno;
+		p_err("out of memory");
+		goto out;
+	}
 	if (xlb_opts.json) {
 		o = json_object_new_object();
 		json_object_object_add(o, "config", xlb_settings_json(&st->config));
 		vips = json_object_new_array();
 		json_object_object_add(o, "vips", vips);
 	} else if (!filter) {
-		xlb_settings_print(&st->config, true);
-		printf("conntrack size %u entries %llu live %llu\n", ct->size,
+		xlb_settings_print(f, &st->config, true);
+		fprintf(f, "conntrack size %u entries %llu live %llu\n", ct->size,
 		       (unsigned long long)ct->entries, (unsigned long long)ct->live);
 	}
 	for (i = 0; i < st->n_vips; i++) {
@@ -257,16 +268,22 @@ int do_show(int argc, char **argv)
 		if (xlb_opts.json)
 			json_object_array_add(vips, vip_json(st, v, &t, ids, n, ct));
 		else
-			vip_print(st, v, &t, ids, n, ct);
+			vip_print(f, st, v, &t, ids, n, ct);
 		free_live(&t);
 	}
-	if (o)
-		xlb_json_print(o);
-	o = NULL;
 out:
-	json_object_put(o);
+	if (f)
+		fclose(f);
 	free(ct);
 	xlb_state_free(st);
 	xlb_instance_close(&inst);
+	if (!err && o) {
+		xlb_json_print(o);
+		o = NULL;
+	} else if (!err) {
+		fwrite(text, 1, text_len, stdout);
+	}
+	json_object_put(o);
+	free(text);
 	return err;
 }

@@ -190,7 +190,7 @@ struct json_object *xlb_settings_json(const struct xlb_config *cfg)
 	return o;
 }
 
-void xlb_settings_print(const struct xlb_config *cfg, bool one_line)
+void xlb_settings_print(FILE *f, const struct xlb_config *cfg, bool one_line)
 {
 	char buf[XLB_VIP_STRLEN];
 	const char *text;
@@ -199,12 +199,12 @@ void xlb_settings_print(const struct xlb_config *cfg, bool one_line)
 	for (i = 0; i < N_SETTINGS; i++) {
 		text = setting_str(&settings[i], cfg, buf, sizeof(buf));
 		if (one_line)
-			printf("%s%s %s", i ? " " : "", settings[i].cli,
+			fprintf(f, "%s%s %s", i ? " " : "", settings[i].cli,
 			       text ? text : "none");
 		else
-			printf("%-19s %s\n", settings[i].cli,
+			fprintf(f, "%-19s %s\n", settings[i].cli,
 			       text ? text : "none");
 	}
 	if (one_line)
-		printf("\n");
+		fputc('\n', f);
 }

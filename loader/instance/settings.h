@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <json-c/json.h>
+#include <stdio.h>
 #include "xlb.h"
 
 struct xlb_setting;
@@ -30,6 +31,6 @@ bool xlb_setting_is_seed(const struct xlb_setting *s);
 /* All settings as a JSON object (JSON names), or as "name value" pairs:
  * one per line, or all on one line. */
 struct json_object *xlb_settings_json(const struct xlb_config *cfg);
-void xlb_settings_print(const struct xlb_config *cfg, bool one_line);
+void xlb_settings_print(FILE *f, const struct xlb_config *cfg, bool one_line);
 
 #endif /* XLB_SETTINGS_H */
