@@ -54,4 +54,54 @@ tl_check attach_keeps_a_table_of_the_right_size test "$(ct_map id)" -eq "$id"
 tl_check attach_keeping_the_table_says_nothing_of_it \
 	sh -c "! grep -q resized $TMP/again.err"
 
+# A second device may not resize the table the first one runs on: the two
+# would go their own ways. Refused, and the instance is as it was.
+ip -n "$NS" link add v2 type veth peer name v3
+ip -n "$NS" link set v2 up
+ip -n "$NS" link set v3 up
+expect_error resize_under_a_running_device_is_refused "is in use by program" \
+	x attach v2 --mode generic --conntrack-size 8192 &&
+	tl_check resize_under_a_running_device_changes_nothing \
+		test "$(ct_map id) $(ct_map max_entries) $(x -j config show | jq .conntrack_size)" == "$id 2048 2048"
+tl_check resize_refused_leaves_the_device_bare \
+	sh -c "! nsenter --net=/run/netns/$NS xdp-loader status v2 2>&1 | grep -q xlb_xdp"
+
+# A table the kernel cannot give (memory) changes nothing either: made
+# before the old one is touched. A memory cgroup of 64 MiB stands for a
+# machine under pressure (the kernel charges map memory to it).
+# memcg_make: a memory cgroup limited to 64 MiB in $CG (its procs file in
+# $CG_PROCS): cgroup v1's memory controller, else a cgroup2 hierarchy of
+# the test's own with the memory controller.
+memcg_make() {
+	local v1=/sys/fs/cgroup/memory
+	if [[ -d $v1 ]] && mkdir "$v1/xlbt-$TL_TAG" 2>/dev/null; then
+		CG=$v1/xlbt-$TL_TAG
+		tl_on_exit "rmdir $CG"
+		echo $((64 << 20)) > "$CG/memory.limit_in_bytes" && CG_PROCS=$CG/cgroup.procs
+		return
+	fi
+	mkdir -p "$TMP/cg2" && mount -t cgroup2 none "$TMP/cg2" 2>/dev/null || return 1
+	tl_on_exit "umount $TMP/cg2"
+	echo +memory > "$TMP/cg2/cgroup.subtree_control" 2>/dev/null &&
+		mkdir "$TMP/cg2/xlbt-$TL_TAG" || return 1
+	CG=$TMP/cg2/xlbt-$TL_TAG
+	tl_on_exit "rmdir $CG"
+	echo $((64 << 20)) > "$CG/memory.max" && CG_PROCS=$CG/cgroup.procs
+}
+CG_PROCS=
+if memcg_make && [[ -n $CG_PROCS ]]; then
+	x detach v0
+	sh -c "echo \$\$ > $CG_PROCS && exec nsenter --net=/run/netns/$NS $XLB --pin-dir $PIN attach v0 --mode generic --conntrack-size 4194304" \
+		>"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	echo "  $(cat "$TMP/err")"
+	tl_check attach_without_memory_fails_cleanly \
+		test $rc -ne 0 -a "$(ct_map id) $(ct_map max_entries)" == "$id 2048"
+	tl_check attach_without_memory_says_so grep -q 'Cannot allocate memory' "$TMP/err"
+	tl_check attach_without_memory_leaves_a_working_instance x show
+	tl_check attach_after_the_pressure_works x attach v0 --mode generic
+else
+	tl_skip_env attach_without_memory_fails_cleanly "no memory cgroup (v1 or v2) to limit the attach with"
+fi
+
 exit $TL_FAILED

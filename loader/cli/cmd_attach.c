@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
 #include <xdp/libxdp.h>
@@ -215,6 +216,7 @@ int do_attach(int argc, char **argv)
 		{ NULL },
 	};
 	bool is_attached = false;
+	int ct_fd = -1;
 	const char *dev;
 	char msg[128];
 	int ifindex, err;
@@ -250,7 +252,7 @@ int do_attach(int argc, char **argv)
 		return err;
 	}
 	err = xlb_ct_size_for_load(skel->maps.xlb_conntrack, xlb_opts.instance.pin_dir,
-				   ct.ct_size, &slots);
+				   ct.ct_size, &slots, &ct_fd);
 	if (err)
 		goto cleanup;
 	skel->rodata->xlb_ct_mask = slots - 1;
@@ -282,6 +284,10 @@ int do_attach(int argc, char **argv)
 		goto cleanup;
 	}
 
+	/* A new connection table takes the old one's place only now. */
+	err = xlb_ct_pin(xlb_opts.instance.pin_dir, ct_fd);
+	if (err)
+		goto cleanup;
 	/* First use of the instance: give it a seed now; and keep the size
 	 * asked for, so that attaching again keeps it. */
 	err = xlb_update_open(&inst, &xlb_opts.instance, &st, false);
@@ -303,6 +309,8 @@ cleanup:
 	xdp_multiprog__close(mp);
 	xdp_program__close(prog);
 	xlb__destroy(skel);
+	if (ct_fd >= 0)
+		close(ct_fd);
 	return err;
 }
 

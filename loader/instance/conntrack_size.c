@@ -30,14 +30,49 @@ static __u32 setting_of(const char *pin_dir)
 	return cfg.ct_size;
 }
 
-int xlb_ct_size_for_load(struct bpf_map *map, const char *pin_dir,
-			 __u32 entries, __u32 *slots)
+/*
+ * The id of a program other than the one being loaded that uses the map
+ * (an attached xlb), or 0. Its packets keep going to that table whatever
+ * the pin dir says, so a new table would split the instance in two.
+ */
+static __u32 program_using(int map_fd)
 {
+	struct bpf_map_info minfo = {};
+	__u32 len = sizeof(minfo), id = 0, map_ids[64], i;
+	int fd;
+
+	if (bpf_obj_get_info_by_fd(map_fd, &minfo, &len))
+		return 0;
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		len = sizeof(info);
+		info.nr_map_ids = sizeof(map_ids) / sizeof(map_ids[0]);
+		info.map_ids = (__u64)(unsigned long)map_ids;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			info.nr_map_ids = 0;
+		close(fd);
+		for (i = 0; i < info.nr_map_ids && i < 64; i++)
+			if (map_ids[i] == minfo.id)
+				return id;
+	}
+	return 0;
+}
+
+int xlb_ct_size_for_load(struct bpf_map *map, const char *pin_dir,
+			 __u32 entries, __u32 *slots, int *new_fd)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts,
+		    .map_flags = bpf_map__map_flags(map));
 	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
+	__u32 len = sizeof(info), user;
 	char path[PATH_MAX];
 	int fd, err;
 
+	*new_fd = -1;
 	if (!entries)
 		entries = setting_of(pin_dir);
 	if (!entries)
@@ -61,24 +96,79 @@ int xlb_ct_size_for_load(struct bpf_map *map, const char *pin_dir,
 	if (fd < 0)
 		return 0;
 	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
-	close(fd);
 	if (err) {
 		p_err("cannot read %s: %s", path, strerror(-err));
-		return err;
+		goto out;
 	}
 	if (info.max_entries == entries && info.type == bpf_map__type(map) &&
 	    info.value_size == bpf_map__value_size(map) &&
 	    info.map_flags == bpf_map__map_flags(map))
-		return 0;
-	if (unlink(path)) {
+		goto out;
+	user = program_using(fd);
+	if (user) {
+		p_err("the connection table in %s (%u entries) is in use by program %u: a new one of %u entries would give its devices a table of their own; detach xlb everywhere first, or attach without --conntrack-size",
+		      pin_dir, info.max_entries, user, entries);
+		err = -EBUSY;
+		goto out;
+	}
+	/*
+	 * Make the new table before the old one is touched: should the
+	 * kernel refuse it (memory), the instance stays as it was. The load
+	 * uses it unpinned; xlb_ct_pin() puts it in place once attached.
+	 */
+	*new_fd = bpf_map_create(bpf_map__type(map), XLB_MAP_CONNTRACK,
+				 bpf_map__key_size(map), bpf_map__value_size(map),
+				 entries, &opts);
+	if (*new_fd < 0) {
 		err = -errno;
-		p_err("cannot replace %s to resize it: %s", path, strerror(-err));
+		p_err("cannot make a connection table of %u entries (%llu MiB of kernel memory): %s",
+		      entries, (unsigned long long)entries *
+		      bpf_map__value_size(map) >> 20, strerror(-err));
+		goto out;
+	}
+	err = bpf_map__reuse_fd(map, *new_fd) ?: bpf_map__set_pin_path(map, NULL);
+	if (err) {
+		p_err("cannot use the new connection table: %s", strerror(-err));
+		close(*new_fd);
+		*new_fd = -1;
+	}
+out:
+	close(fd);
+	return err;
+}
+
+int xlb_ct_pin(const char *pin_dir, int new_fd)
+{
+	struct bpf_map_info old = {}, now = {};
+	__u32 len = sizeof(old);
+	char path[PATH_MAX];
+	int fd, err;
+
+	if (new_fd < 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", pin_dir, XLB_MAP_CONNTRACK);
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		bpf_obj_get_info_by_fd(fd, &old, &len);
+		close(fd);
+		if (unlink(path)) {
+			err = -errno;
+			p_err("cannot replace %s: %s", path, strerror(-err));
+			return err;
+		}
+	}
+	if (bpf_obj_pin(new_fd, path)) {
+		err = -errno;
+		p_err("cannot pin the new connection table at %s: %s", path,
+		      strerror(-err));
 		return err;
 	}
-	if (info.max_entries == entries)
+	len = sizeof(now);
+	bpf_obj_get_info_by_fd(new_fd, &now, &len);
+	if (old.max_entries == now.max_entries)
 		p_info("xlb: connection table made anew in this version's layout: the flows it held follow the lookup table again");
 	else
 		p_info("xlb: connection table resized from %u to %u entries: the flows it held follow the lookup table again",
-		       info.max_entries, entries);
+		       old.max_entries, now.max_entries);
 	return 0;
 }

@@ -39,6 +39,15 @@ tl_on_exit() { _tl_cleanups+=("$*"); }
 tl_pass() { echo "PASS $1"; }
 tl_fail() { echo "FAIL $1${2:+: $2}"; TL_FAILED=1; }
 tl_skip() { echo "SKIP $1: $2"; }
+# tl_skip_env NAME REASON: a kernel feature is missing; under CI (root, a
+# BPF kernel with every module the suite needs) that is a failure.
+tl_skip_env() {
+	if [[ -n ${XLB_CI:-} ]]; then
+		tl_fail "$1" "$2, and CI must not skip"
+	else
+		tl_skip "$1" "$2"
+	fi
+}
 
 # tl_check NAME CMD...: PASS when CMD succeeds, FAIL otherwise.
 tl_check() {
