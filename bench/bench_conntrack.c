@@ -141,7 +141,7 @@ static int check(struct variant *v, const __u8 *out, __u32 out_len,
 	} else {
 		want_len = dp_model_forward(&base_fx, f->vip, &f->flow,
 					    f->bytes + PKT_ETH_LEN, f->len - PKT_ETH_LEN,
-					    0, want, &verdict, &be);
+					    want, &verdict, &be);
 	}
 	/* Another flow goes to any backend of the VIP, of either family. */
 	if (v->path >= P_TABLE_MANY)

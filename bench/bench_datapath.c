@@ -195,7 +195,7 @@ static int check_output(const struct variant *v, const __u8 *out, __u32 out_len,
 		else
 			want_len = dp_model_forward(&base_fx, f->vip, &f->flow,
 						    f->bytes + PKT_ETH_LEN,
-						    f->len - PKT_ETH_LEN, 0, want,
+						    f->len - PKT_ETH_LEN, want,
 						    &want_verdict, &be);
 	}
 	if ((int)retval != want_verdict || out_len != want_len ||

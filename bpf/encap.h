@@ -22,6 +22,7 @@
 #include "csum.h"
 #include "fib.h"
 #include "parse.h"
+#include "stats.h"
 
 #define XLB_OUTER_TTL		64
 #define XLB_IP_DF		0x4000
@@ -103,9 +104,16 @@ XLB_INLINE int xlb_encap(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 			 const struct xlb_nexthop *nh, __u64 hash)
 {
 	int delta = xlb_outer_len(be) - (pkt->l3_off - sizeof(struct ethhdr));
+	/* Bytes after the IP packet: Ethernet's padding of short frames, or
+	 * trailing bytes a sender added. They are no part of the packet and
+	 * would make the outer one longer than its header says (and than the
+	 * MTU checked for it): cut them. */
+	__u64 len = xlb_frame_len(ctx), ip_end = pkt->l3_off + pkt->l3_len;
 	void *data, *end;
 	xlb_word *eth;
 
+	if (len > ip_end && bpf_xdp_adjust_tail(ctx, -(int)(len - ip_end)))
+		return -XLB_STAT_DROP_ENCAP_FAILED;
 	if (bpf_xdp_adjust_head(ctx, -delta))
 		return -XLB_STAT_DROP_ENCAP_FAILED;
 	data = (void *)(long)ctx->data;

@@ -26,7 +26,7 @@ static void random_flows_family(int family, __u32 vip_id)
 	for (i = 0; i < 100000; i++) {
 		len = random_flow_frame(family, &rng, in, &flow);
 		want_len = dp_model_forward(&fx, vip_id, &flow, in + PKT_ETH_LEN,
-					    len - PKT_ETH_LEN, 0, want, &verdict, &be);
+					    len - PKT_ETH_LEN, want, &verdict, &be);
 		if (!ASSERT_OK(dp_run(&fx, in, len, out, &out_len, &retval), "run"))
 			return;
 		if (retval != XDP_TX || out_len != want_len || memcmp(out, want, want_len)) {

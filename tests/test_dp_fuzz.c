@@ -377,8 +377,7 @@ static void fuzz_never_aborts_or_forwards_what_is_not_a_vip_packet(void)
 			continue;
 		}
 		want_len = dp_model_forward(&fx, vip, &ref.flow, in + ref.l3_off,
-					    ref.l3_len, len - ref.l3_off - ref.l3_len,
-					    want, &verdict, &be);
+					    ref.l3_len, want, &verdict, &be);
 		if ((int)retval != verdict || out_len != want_len || memcmp(out, want, want_len)) {
 			if (bad++ < 3) {
 				hexdump("forwarded input", in, len);

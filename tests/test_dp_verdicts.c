@@ -25,7 +25,7 @@ static void run_case(const struct dp_case *c)
 		struct xlb_flow flow = dp_xlb_flow(&c->flow);
 
 		want_len = dp_model_forward(&fx, c->vip, &flow, in + l3_off,
-					    l3_len, c->pad, want,
+					    l3_len, want,
 					    &verdict, &be);
 		ASSERT_EQ(verdict, c->verdict, "the case's verdict matches its routes");
 		vip0 = dp_counter(fx.maps.vip_stats, c->vip);

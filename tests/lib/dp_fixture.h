@@ -368,30 +368,27 @@ static inline __u32 dp_model_backend(const struct dp_fixture *fx, __u32 vip_id,
 }
 
 /*
- * The frame the program must send for the IP packet inner (inner_len bytes;
- * trailer: bytes after it in the frame, kept) of a flow of vip_id, and the
- * verdict. Returns the frame length.
+ * The frame the program must send for the IP packet inner (inner_len bytes,
+ * as its header says: whatever followed it in the frame, Ethernet padding
+ * or trailing bytes, is cut) of a flow of vip_id, and the verdict. Returns
+ * the frame length.
  */
 static inline size_t dp_model_forward(const struct dp_fixture *fx, __u32 vip_id,
 				      const struct xlb_flow *flow,
 				      const __u8 *inner, size_t inner_len,
-				      size_t trailer, __u8 *out, int *verdict,
-				      __u32 *backend_id)
+				      __u8 *out, int *verdict, __u32 *backend_id)
 {
 	const struct dp_backend *b;
 	const __u8 *dmac, *smac;
 	__u64 hash;
-	size_t len;
 
 	*backend_id = dp_model_backend(fx, vip_id, flow, &hash);
 	b = &fx->backends[*backend_id];
 	*verdict = dp_nexthop(b, &dmac, &smac);
-	len = pkt_encap(out, dmac, smac, b->family,
-			b->family == 4 ? XLB_SANDBOX_SRC4 : XLB_SANDBOX_SRC6, b->addr,
-			(__u32)hash, inner, inner_len,
-			flow->family == XLB_AF_INET ? 4 : 6);
-	memcpy(out + len, inner + inner_len, trailer);
-	return len + trailer;
+	return pkt_encap(out, dmac, smac, b->family,
+			 b->family == 4 ? XLB_SANDBOX_SRC4 : XLB_SANDBOX_SRC6, b->addr,
+			 (__u32)hash, inner, inner_len,
+			 flow->family == XLB_AF_INET ? 4 : 6);
 }
 
 static inline int dp_run(const struct dp_fixture *fx, const void *in, __u32 len,
@@ -578,6 +575,13 @@ static const struct dp_case cases[] = {
 	{ "ethernet padding after a short ipv4 packet",
 	  .in = { V4(CLIENT4, VIP4, TCP, 40010, 80), .tcp_flags = PKT_TCP_SYN }, .pad = 6,
 	  FORWARD(VIP_TCP4, 4, CLIENT4, VIP4, 40010, 80, TCP) },
+	/* The padding is cut: the outer packet holds the IP packet alone. */
+	{ "minimum-size frame: ipv4 udp padded to 60 bytes",
+	  .in = { V4(CLIENT4, VIP4, UDP, 40011, 53) }, .pad = 18,
+	  FORWARD(VIP_UDP4, 4, CLIENT4, VIP4, 40011, 53, UDP) },
+	{ "ipv6 tcp followed by trailing bytes",
+	  .in = { V6(CLIENT6, VIP6, TCP, 40012, 443) }, .pad = 10,
+	  FORWARD(VIP_TCP6, 6, CLIENT6, VIP6, 40012, 443, TCP) },
 
 	/* Fragments: the VIP with port 0, hashed without ports. */
 	{ "ipv4 udp first fragment",
@@ -672,6 +676,11 @@ static const struct dp_case cases[] = {
 	{ "1461-byte ipv4 packet does not fit in ipv6",
 	  .in = { V4(CLIENT4, "192.0.2.51", TCP, 40021, 80), .payload_len = 1421 },
 	  DROPPED(DROP_TOO_BIG) },
+	/* The MTU is checked for the packet that leaves, without the bytes
+	 * that followed the IP packet in the frame. */
+	{ "40-byte ipv4 packet in a 1514-byte frame fits the MTU",
+	  .in = { V4(CLIENT4, "192.0.2.50", TCP, 40022, 80) }, .pad = 1460,
+	  FORWARD(VIP_MTU4, 4, CLIENT4, "192.0.2.50", 40022, 80, TCP) },
 
 	/* Configuration gaps. */
 	{ "vip without a table",
