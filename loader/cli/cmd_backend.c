@@ -91,6 +91,12 @@ static int backend_change(enum backend_op op, int argc, char **argv)
 		err = -ENOENT;
 		goto out;
 	}
+	if (v->corrupt[0]) {
+		p_err("VIP %s is corrupt (%s): `xlb vip del %s` removes it", vname,
+		      v->corrupt, vname);
+		err = -EINVAL;
+		goto out;
+	}
 	n = xlb_vip_wants(st, v->vip.id, want);
 	for (i = 0; i < n; i++)
 		if (want[i].family == w.family &&

@@ -82,7 +82,7 @@ static double share(const struct live_table *t, __u32 id)
  * is an error there). A new observed field is added here.
  */
 static const char *const observed_vip_keys[] = {
-	"id", "fingerprint", "slots_without_backend", "dirty", NULL,
+	"id", "fingerprint", "slots_without_backend", "dirty", "corrupt", NULL,
 };
 static const char *const observed_backend_keys[] = {
 	"id", "gen", "slots", "share", "flows", NULL,
@@ -175,6 +175,26 @@ static void vip_print(FILE *f, const struct xlb_state *st,
 	}
 }
 
+/* A VIP whose record cannot be right: what is wrong, and nothing of a
+ * table or backends that its id may not own. */
+static void corrupt_print(FILE *f, struct json_object *vips,
+			  const struct xlb_state_vip *v)
+{
+	char name[XLB_VIP_STRLEN];
+	struct json_object *o;
+
+	xlb_vip_str(&v->key, name, sizeof(name));
+	if (!vips) {
+		fprintf(f, "vip %s corrupt: %s (`xlb vip del %s` removes it)\n",
+			name, v->corrupt, name);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "vip", json_object_new_string(name));
+	json_object_object_add(o, "corrupt", json_object_new_string(v->corrupt));
+	json_object_array_add(vips, o);
+}
+
 #define SHOW_USAGE "xlb show [VIP]"
 
 static int show_help(void)
@@ -257,6 +277,10 @@ int do_show(int argc, char **argv)
 		v = &st->vips[i];
 		if (filter && memcmp(&v->key, &only, sizeof(only)))
 			continue;
+		if (v->corrupt[0]) {
+			corrupt_print(f, vips, v);
+			continue;
+		}
 		err = read_live(&inst, st, v, &t);
 		if (err) {
 			p_err("cannot read the table of VIP id %u: %s",

@@ -79,6 +79,11 @@ static int collect(struct xlb_instance *inst, struct xlb_state *st,
 	for (i = 0; i < st->n_vips && !err; i++) {
 		const struct xlb_state_vip *v = &st->vips[i];
 
+		/* Its id names no counters of its own. */
+		if (v->corrupt[0]) {
+			xlb_state_vip_corrupt_note(v);
+			continue;
+		}
 		r = &snap->rows[snap->n_rows++];
 		xlb_vip_str(&v->key, r->vip, sizeof(r->vip));
 		err = sum(&cnt, inst->vip_stats_fd, v->vip.id, &r->c);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Reading an instance's state from its maps; ids; the table it asks for. */
 #include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -42,6 +44,52 @@ static int read_vips(const struct xlb_instance *inst, struct xlb_state *st)
 		return -errno;
 	qsort(st->vips, st->n_vips, sizeof(st->vips[0]), vip_key_cmp);
 	return 0;
+}
+
+/* Check what was read: an id in range and of this VIP alone, a table size
+ * the loader could have made, known flags, a key it could have written. */
+static void validate_vips(struct xlb_state *st)
+{
+	struct xlb_state_vip *v, *w;
+	const char *why;
+	__u32 i, j;
+
+	for (i = 0; i < st->n_vips; i++) {
+		v = &st->vips[i];
+		if ((v->key.family != XLB_AF_INET && v->key.family != XLB_AF_INET6) ||
+		    (v->key.proto != IPPROTO_TCP && v->key.proto != IPPROTO_UDP))
+			snprintf(v->corrupt, sizeof(v->corrupt),
+				 "family %u, protocol %u", v->key.family,
+				 v->key.proto);
+		else if (v->vip.id >= XLB_MAX_VIPS)
+			snprintf(v->corrupt, sizeof(v->corrupt),
+				 "id %u out of range 0..%u", v->vip.id,
+				 XLB_MAX_VIPS - 1);
+		else if (xlb_table_size_check(v->vip.table_size, &why))
+			snprintf(v->corrupt, sizeof(v->corrupt),
+				 "table size %u: %s", v->vip.table_size, why);
+		else if (v->vip.flags & ~XLB_VIP_F_DIRTY)
+			snprintf(v->corrupt, sizeof(v->corrupt),
+				 "unknown flags 0x%x", v->vip.flags);
+		for (j = 0; j < i; j++) {
+			w = &st->vips[j];
+			if (w->vip.id != v->vip.id)
+				continue;
+			snprintf(v->corrupt, sizeof(v->corrupt),
+				 "id %u held by another VIP too", v->vip.id);
+			snprintf(w->corrupt, sizeof(w->corrupt),
+				 "id %u held by another VIP too", w->vip.id);
+		}
+	}
+}
+
+void xlb_state_vip_corrupt_note(const struct xlb_state_vip *v)
+{
+	char name[XLB_VIP_STRLEN];
+
+	xlb_vip_str(&v->key, name, sizeof(name));
+	p_info("xlb: VIP %s is corrupt (%s) and left alone: `xlb vip del %s` removes it, `xlb apply` of a file that lists it makes it anew",
+	       name, v->corrupt, name);
 }
 
 static int read_backends(const struct xlb_instance *inst,
@@ -90,6 +138,7 @@ int xlb_state_read(const struct xlb_instance *inst, struct xlb_state **out)
 		      strerror(-err));
 		goto fail;
 	}
+	validate_vips(st);
 	err = read_backends(inst, st);
 	if (err) {
 		p_err("cannot read %s/%s: %s", inst->dir, XLB_MAP_BACKENDS,

@@ -22,6 +22,10 @@
 struct xlb_state_vip {
 	struct xlb_vip_key key;
 	struct xlb_vip vip;
+	/* Why the record cannot be right (written by hand, or by a bug), or
+	 * "": such a VIP is left alone, until `xlb vip del` removes it or
+	 * `xlb apply` replaces it. */
+	char corrupt[64];
 };
 
 struct xlb_state {
@@ -48,6 +52,9 @@ void xlb_state_free(struct xlb_state *st);
 /* Keep the state in step with a VIP written or deleted. */
 int xlb_state_vip_insert(struct xlb_state *st, const struct xlb_state_vip *v);
 void xlb_state_vip_erase(struct xlb_state *st, const struct xlb_vip_key *key);
+
+/* The note printed about a corrupt VIP by the commands that meet it. */
+void xlb_state_vip_corrupt_note(const struct xlb_state_vip *v);
 
 struct xlb_state_vip *xlb_state_vip_find(struct xlb_state *st,
 					 const struct xlb_vip_key *key);

@@ -302,6 +302,10 @@ int xlb_update_begin(struct xlb_instance *inst, struct xlb_state **out,
 	if (err)
 		return err;
 	for (i = 0; i < st->n_vips; i++) {
+		if (st->vips[i].corrupt[0]) {
+			xlb_state_vip_corrupt_note(&st->vips[i]);
+			continue;
+		}
 		if (!(st->vips[i].vip.flags & XLB_VIP_F_DIRTY))
 			continue;
 		err = finish_vip(inst, st, &st->vips[i]);
@@ -607,10 +611,18 @@ int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
 		     const struct xlb_vip_key *key, __u32 m,
 		     const struct xlb_want *want, size_t n)
 {
+	struct xlb_state_vip *v;
 	struct xlb_vip_diff d;
 
 	int err;
 
+	v = xlb_state_vip_find(st, key);
+	if (v && v->corrupt[0]) {
+		/* Made anew, with an id of its own: nothing of the corrupt
+		 * record can be trusted. */
+		err = xlb_vip_remove(inst, st, key);
+		return err ?: vip_build(inst, st, key, m, want, n);
+	}
 	xlb_vip_diff(st, key, m, want, n, &d);
 	if (!d.rebuild && !d.adds && !d.reweights && !d.removes)
 		return 0;
@@ -627,6 +639,7 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 {
 	struct xlb_state_vip *v = xlb_state_vip_find(st, key);
 	char name[XLB_VIP_STRLEN];
+	bool corrupt;
 	__u32 id;
 	int err;
 
@@ -639,11 +652,19 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 	if (err)
 		return err;
 	id = v->vip.id;
+	corrupt = v->corrupt[0];
 	err = xlb_map_delete(inst->vips_fd, key);
 	if (err) {
 		p_err("cannot delete VIP %s from %s/%s: %s", name, inst->dir,
 		      XLB_MAP_VIPS, strerror(-err));
 		return err;
+	}
+	if (corrupt) {
+		/* Its id may be out of range or another VIP's: the key alone
+		 * was its own. Records of an id no VIP holds are freed as
+		 * leftovers by the next change. */
+		xlb_state_vip_erase(st, key);
+		return 0;
 	}
 	xlb_state_vip_erase(st, key);
 	err = xlb_map_delete(inst->tables_fd, &id);
