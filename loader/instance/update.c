@@ -613,7 +613,6 @@ int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
 {
 	struct xlb_state_vip *v;
 	struct xlb_vip_diff d;
-
 	int err;
 
 	v = xlb_state_vip_find(st, key);
