@@ -74,6 +74,15 @@ int xlb_addr_parse(const char *s, __be32 addr[4], __u8 *family,
 		*why = "IPv4-mapped IPv6 address: write the IPv4 address";
 		return -EINVAL;
 	}
+	if (IN6_IS_ADDR_V4COMPAT((struct in6_addr *)addr)) {
+		*why = "IPv4-compatible IPv6 address (deprecated, RFC 4291): write the IPv4 address";
+		return -EINVAL;
+	}
+	/* Without a scope it names no one interface: a balancer routes. */
+	if (IN6_IS_ADDR_LINKLOCAL((struct in6_addr *)addr)) {
+		*why = "link-local address: give a routable one";
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -124,6 +133,10 @@ int xlb_vip_parse(const char *s, struct xlb_vip_key *key, const char **why)
 	}
 	memcpy(addr, s, colon - s);
 	addr[colon - s] = '\0';
+	if (addr[0] == '[' && addr[strlen(addr) - 1] != ']') {
+		*why = "missing :PORT after the bracketed IPv6 address";
+		return -EINVAL;
+	}
 	if (strchr(addr, ':') && addr[0] != '[') {
 		*why = "IPv6 VIP address must be in brackets, e.g. [2001:db8::10]:443/tcp";
 		return -EINVAL;

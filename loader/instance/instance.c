@@ -98,9 +98,11 @@ int xlb_pin_dir_prepare(const char *dir)
 	if (!on_bpffs(BPFFS_ROOT)) {
 		mkdir(BPFFS_ROOT, 0700);
 		if (mount("bpf", BPFFS_ROOT, "bpf", 0, "mode=0700")) {
+			int err = -errno;
+
 			p_err("bpffs is not mounted on %s and mounting it failed: %s",
-			      BPFFS_ROOT, strerror(errno));
-			return -errno;
+			      BPFFS_ROOT, strerror(-err));
+			return err;
 		}
 		p_info("xlb: mounted bpffs on %s", BPFFS_ROOT);
 	}
@@ -220,6 +222,12 @@ int xlb_instance_open(struct xlb_instance *inst,
 			return err;
 	}
 	inst->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (inst->dir_fd < 0 && (errno == EACCES || errno == EPERM)) {
+		err = -errno;
+		p_err("cannot open %s: permission denied (xlb needs root, or CAP_BPF and CAP_NET_ADMIN)",
+		      dir);
+		goto cleanup;
+	}
 	if (inst->dir_fd < 0) {
 		err = -errno;
 		goto no_instance;

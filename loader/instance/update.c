@@ -448,7 +448,8 @@ int xlb_vip_check(const struct xlb_state *st, const struct xlb_vip_key *key,
 		p_err("out of memory");
 		return -ENOMEM;
 	}
-	memcpy(sorted, want, n * sizeof(*sorted));
+	if (n)
+		memcpy(sorted, want, n * sizeof(*sorted));
 	qsort(sorted, n, sizeof(*sorted), want_cmp);
 	for (i = 1; i < n; i++) {
 		if (!want_cmp(&sorted[i - 1], &sorted[i])) {
