@@ -69,6 +69,17 @@ test_shipped_xlb_has_no_test_code() {
 	fi
 }
 
+# Every header name once in the tree: headers are included by name, and
+# a program that puts every folder on its include path (the side-by-side
+# harness does) must find the one it means.
+test_header_names_are_unique() {
+	local dups
+	dups=$(git ls-files '*.h' | xargs -n1 basename | sort | uniq -d)
+	tl_check header_names_are_unique test -z "$dups"
+	[[ -z $dups ]] || echo "  more than one: $dups"
+}
+
 test_every_folder_is_a_layer
+test_header_names_are_unique
 test_layers_include_only_lower_layers
 test_shipped_xlb_has_no_test_code

@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 #include <linux/types.h>
-#include "parse.h"	/* is_prime() */
+#include "numbers.h"	/* is_prime() */
 #include "xlb.h"
 
 /* A backend as the algorithms see it: a stable identity and a weight. The

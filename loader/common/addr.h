@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Parsing and printing what users type: addresses and VIPs
- * (ADDR:PORT/PROTO); numbers are parse.h's. Parsers return 0 or -EINVAL and
+ * (ADDR:PORT/PROTO); numbers are numbers.h's. Parsers return 0 or -EINVAL and
  * set *why to a short reason; the caller prints it next to the input and
  * where it came from (a command argument, a key in an apply file).
  */
@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 #include <linux/types.h>
-#include "parse.h"
+#include "numbers.h"
 #include "xlb.h"
 
 /* Long enough for "[ffff:...:ffff]:65535/udp". */

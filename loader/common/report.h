@@ -4,7 +4,7 @@
  * above it (algo, sim, instance, replay, cli) and including none of them.
  *   report.h  how every part reports: one error path (p_err), notes (p_info)
  *   addr.h    what users type: addresses and VIPs
- *   parse.h   numbers: counts, weights, table sizes, seeds
+ *   numbers.h numbers: counts, weights, table sizes, seeds
  *
  * An error is printed once, at the boundary where it is detected, as
  * "PROGNAME: message" on stderr, or as a JSON object on stdout when the

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* Numbers as users type them (see parse.h). */
+/* Numbers as users type them (see numbers.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "parse.h"
+#include "numbers.h"
 #include "xlb.h"
 
 /* For the reasons that quote a number back. */

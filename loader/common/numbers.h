@@ -7,8 +7,8 @@
  *	bad --table-size '2': out of range 3..1048573
  *	backend 'a:-1': bad weight '-1': negative
  */
-#ifndef XLB_PARSE_H
-#define XLB_PARSE_H
+#ifndef XLB_NUMBERS_H
+#define XLB_NUMBERS_H
 
 #include <linux/types.h>
 
@@ -32,4 +32,4 @@ const char *xlb_seed_str(const __u64 key[2], char *buf, size_t len);
 /* True when m is prime. */
 int is_prime(__u32 m);
 
-#endif /* XLB_PARSE_H */
+#endif /* XLB_NUMBERS_H */
