@@ -135,12 +135,27 @@ XLB_INLINE bool xlb_ct_may_insert(const struct xlb_config *cfg, __u64 now)
 const volatile __u32 xlb_ct_mask = XLB_CT_DEFAULT_SIZE - 1;
 
 /* What xlb_ct_lookup() found, for xlb_ct_record(). */
+/* Whether the rate cap lets the packet make a new entry (struct xlb_ct). */
+enum xlb_ct_admit {
+	XLB_CT_ADMIT_ASK,	/* not asked yet: ask when it comes to it */
+	XLB_CT_ADMIT_YES,	/* asked, and counted as one of the window's */
+	XLB_CT_ADMIT_NO,	/* asked: over the cap */
+};
+
 struct xlb_ct {
 	struct xlb_ct_slot *slot;	/* the flow's slot, if it has one */
 	__u32 seq;			/* slot's seq when it was read */
 	__u32 set;			/* the set's first slot */
 	__u64 now;			/* the packet's bpf_ktime_get_coarse_ns() */
+	enum xlb_ct_admit admit;
 };
+
+/* A TCP SYN (no ACK) opens a flow: it goes by the lookup table whatever
+ * an entry says, and records the table's choice. */
+XLB_INLINE bool xlb_ct_opens(const struct xlb_pkt *pkt)
+{
+	return (pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK)) == XLB_TCP_SYN;
+}
 
 XLB_INLINE struct xlb_ct_slot *xlb_ct_slot_at(__u32 i)
 {
@@ -275,8 +290,18 @@ xlb_ct_lookup(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 	ct->slot = NULL;
 	ct->seq = 0;
 	ct->set = 0;
+	ct->admit = XLB_CT_ADMIT_ASK;
 	if (XLB_CT_OFF())
 		return NULL;
+	/* A SYN's lookup only finds where to record it. Past the cap nothing
+	 * will be recorded, so the set is not even read: a SYN flood costs
+	 * no connection-table memory traffic, and the cap is asked first. */
+	if (xlb_ct_opens(pkt)) {
+		ct->admit = xlb_ct_may_insert(cfg, ct->now) ? XLB_CT_ADMIT_YES :
+							      XLB_CT_ADMIT_NO;
+		if (ct->admit == XLB_CT_ADMIT_NO)
+			return NULL;
+	}
 	ct->set = xlb_ct_set_of(&pkt->flow, cfg->ct_seed, xlb_ct_mask);
 #pragma clang loop unroll(full)
 	for (w = 0; w < XLB_CT_WAYS; w++) {
@@ -305,7 +330,7 @@ found:
 		return NULL;
 	ct->slot = s;
 	ct->seq = seq;
-	if ((pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK)) == XLB_TCP_SYN ||
+	if (xlb_ct_opens(pkt) ||
 	    xlb_ct_expired(&e, ct->now, xlb_ct_timeout_ns(cfg, pkt->flow.proto,
 							  e.flags)))
 		return NULL;
@@ -373,11 +398,24 @@ XLB_INLINE void xlb_ct_record(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 	__u64 bytes = xlb_frame_len(ctx), worth, least = ~0ULL;
 	struct xlb_ct_slot *s = ct->slot, *cand;
 	__u32 w, seq = ct->seq;
+	__u16 flags = pkt->tcp_flags & (XLB_TCP_FIN | XLB_TCP_RST) ?
+		      XLB_CT_F_CLOSING : 0;
 
 	if (XLB_CT_OFF() || pkt->icmp_error)
 		return;
+	/* The flow's entry already says all this (a SYN sent again): only
+	 * its time changes, a lone store as a hit makes, with no lock. */
+	if (s && s->e.backend_id == backend_id && s->e.gen == be->gen &&
+	    s->e.hash == hash && s->e.flags == flags) {
+		if (s->e.last_seen_ns != ct->now)
+			XLB_WRITE_ONCE(s->e.last_seen_ns, ct->now);
+		xlb_count(&xlb_stats, XLB_STAT_CT_INSERT, bytes);
+		return;
+	}
 	if (!s) {
-		if (!xlb_ct_may_insert(cfg, ct->now)) {
+		if (ct->admit == XLB_CT_ADMIT_NO ||
+		    (ct->admit == XLB_CT_ADMIT_ASK &&
+		     !xlb_ct_may_insert(cfg, ct->now))) {
 			xlb_count(&xlb_stats, XLB_STAT_CT_BYPASS, bytes);
 			return;
 		}
@@ -410,8 +448,7 @@ XLB_INLINE void xlb_ct_record(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 		s->flow = pkt->flow;
 	}
 	s->e.backend_id = backend_id;
-	s->e.flags = pkt->tcp_flags & (XLB_TCP_FIN | XLB_TCP_RST) ?
-		     XLB_CT_F_CLOSING : 0;
+	s->e.flags = flags;
 	s->e.gen = be->gen;
 	s->e.last_seen_ns = ct->now;
 	s->e.hash = hash;
