@@ -53,6 +53,16 @@ struct {
 	__array(values, struct xlb_table_inner);
 } xlb_tables SEC(".maps");
 
+/* Written whole by the loader whenever the set of VIPs changes: a bit set
+ * before a VIP is added, cleared after it is deleted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xlb_vip_filter);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_vip_filter SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XLB_MAX_BACKENDS);

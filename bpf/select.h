@@ -18,8 +18,24 @@
 #include <bpf/bpf_helpers.h>
 #include "xlb.h"
 #include "maps.h"
+#include "vip_filter.h"
 
 #include "compiler.h"
+
+/* False when the flow is surely no VIP's: its destination's bit in the
+ * VIP filter is clear. Before anything else, so that traffic sharing the
+ * NIC with the VIPs costs the parse and this. */
+XLB_INLINE bool xlb_vip_maybe(const struct xlb_flow *flow)
+{
+	const struct xlb_vip_filter *f;
+	__u32 zero = 0;
+
+	f = bpf_map_lookup_elem(&xlb_vip_filter, &zero);
+	return !f || !f->ready ||
+	       xlb_vip_filter_has(f, xlb_vip_filter_bit(flow->dst, flow->dport,
+							 flow->proto,
+							 flow->family));
+}
 
 XLB_INLINE const struct xlb_vip *xlb_vip_lookup(const struct xlb_flow *flow)
 {

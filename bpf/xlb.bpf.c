@@ -42,6 +42,8 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	err = xlb_parse(ctx, &pkt);
 	if (err)
 		return err;
+	if (!xlb_vip_maybe(&pkt.flow))
+		return -XLB_STAT_PASS_NOT_VIP;
 	XLB_STAGE_END(XLB_STAGE_PARSE);
 
 	cfg = bpf_map_lookup_elem(&xlb_config, &zero);

@@ -36,6 +36,7 @@
 #define XLB_MAP_BACKEND_STATS	"xlb_backend_stats"
 #define XLB_MAP_STATS		"xlb_stats"
 #define XLB_MAP_CONNTRACK	"xlb_conntrack"
+#define XLB_MAP_VIP_FILTER	"xlb_vip_filter"
 
 #define XLB_DEFAULT_PIN_DIR	"/sys/fs/bpf/tc/globals"
 
@@ -83,6 +84,20 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_vip_key) == 20, "xlb_vip_key layout");
  * VIP, and a later table swap keeps M, so the datapath can never combine an
  * M with a table of another size.
  */
+/*
+ * The VIP filter (include/vip_filter.h): one bit per hash of a destination
+ * (address, port, protocol, family), set for every VIP, so that a packet
+ * of no VIP leaves the datapath before any lookup. A bit can be shared, by
+ * a VIP and a destination that is none: that packet takes the full path.
+ */
+#define XLB_VIP_FILTER_BITS	65536
+struct xlb_vip_filter {
+	__u64 ready;		/* 0: never written, let every packet through */
+	__u64 bits[XLB_VIP_FILTER_BITS / 64];
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_vip_filter) == 8 + XLB_VIP_FILTER_BITS / 8,
+		  "xlb_vip_filter layout");
+
 struct xlb_vip {
 	__u32 id;		/* index into xlb_tables and xlb_vip_stats */
 	__u32 table_size;	/* M, prime */
