@@ -5,7 +5,8 @@
 # that nothing assumes a mounted bpffs.
 #
 # scripts/check-minimal.sh [--root DIR] [--reuse] [--rev REV]
-#                          [--patch FILE]... [--mirror URL] [--lines N] [--verbose]
+#                          [--patch FILE]... [--pcaps DIR|none] [--mirror URL]
+#                          [--lines N] [--verbose]
 #
 #   --root DIR    where the root lives (default /var/tmp/xlb-minbase)
 #   --reuse       keep DIR's base root and package cache from an earlier run
@@ -13,6 +14,10 @@
 #   --rev REV     the commit to test (default HEAD)
 #   --patch FILE  apply FILE (git diff output) to the clone before make test,
 #                 e.g. to try uncommitted changes: git diff > FILE
+#   --pcaps DIR   the captures some tests replay, bound read-only where the
+#                 clone looks for them (default $XLB_PCAP_DIR, else
+#                 ../shared/pcaps beside this tree when present; none: skip
+#                 those tests)
 #   --mirror URL  the Debian mirror (default http://deb.debian.org/debian)
 #   --lines N     lines of make test's output to print at the end (default 40)
 #   --verbose     print make test's output as it runs
@@ -25,12 +30,14 @@
 # unchanged: an overlay (DIR/upper, emptied at the start of each run) takes
 # the run's writes; the clone is /root/xlb. Inside, /proc, a fresh sysfs
 # (without the host's bpffs: /sys/fs/bpf is an empty directory, as on a
-# machine that never mounted it), devtmpfs on /dev, a new devpts, and
-# tmpfs on /run and /dev/shm are mounted, with the host's resolv.conf, so
-# apt-get works. The chroot shares the host's kernel and network stack;
-# tests make their own network namespaces. Everything is mounted in a
-# private mount namespace (unshare --mount) and unmounted on exit, also on
-# failure or interrupt. make test's output is kept in DIR/make-test.log.
+# machine that never mounted it) with the host's cgroups, devtmpfs on
+# /dev, a new devpts, and tmpfs on /run and /dev/shm are mounted, with the
+# host's resolv.conf so that apt-get works. The chroot shares the host's
+# kernel and network stack; tests make their own network namespaces.
+# Everything is mounted in a private mount namespace (unshare --mount) and
+# unmounted on exit, also on failure or interrupt; processes left in the
+# chroot are ended. make test's output is kept in DIR/make-test.log; a
+# lock (DIR.lock) keeps two checks off the same root. XLB_CI is passed on.
 #
 # The exit status is make test's (1 when the root could not be built).
 set -euo pipefail
@@ -38,7 +45,7 @@ set -euo pipefail
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
 
 root=/var/tmp/xlb-minbase
-patches=()
+patches=() pcaps=${XLB_PCAP_DIR:-}
 reuse=0 rev=HEAD mirror=http://deb.debian.org/debian lines=40 verbose=0
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -49,6 +56,8 @@ while [[ $# -gt 0 ]]; do
 	--rev=*) rev=${1#*=} ;;
 	--patch) patches+=("$(realpath "${2:?--patch needs a file}")"); shift ;;
 	--patch=*) patches+=("$(realpath "${1#*=}")") ;;
+	--pcaps) pcaps=${2?--pcaps needs a directory}; shift ;;
+	--pcaps=*) pcaps=${1#*=} ;;
 	--mirror) mirror=${2:?--mirror needs a URL}; shift ;;
 	--mirror=*) mirror=${1#*=} ;;
 	--lines) lines=${2:?--lines needs a number}; shift ;;
@@ -70,12 +79,17 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 commit=$(git -C "$src" rev-parse --verify "$rev^{commit}") || die "no commit $rev in $src"
 [[ $root == /* ]] || root=$PWD/$root
 [[ $root != / ]] || die "--root / would remove /"
+[[ -n $pcaps || ! -d $src/../shared/pcaps ]] || pcaps=$src/../shared/pcaps
+[[ $pcaps == none ]] && pcaps=
+[[ -z $pcaps ]] || pcaps=$(realpath "$pcaps")
+[[ -z $pcaps || -d $pcaps ]] || die "no directory $pcaps"
 
 # Every mount below happens in a private mount namespace: none reaches the
 # host, and all go when this script ends, whatever ends it.
 if [[ -z ${XLB_CHECK_MINIMAL_NS:-} ]]; then
 	export XLB_CHECK_MINIMAL_NS=1
-	args=(--root "$root" --rev "$commit" --mirror "$mirror" --lines "$lines")
+	args=(--root "$root" --rev "$commit" --mirror "$mirror" --lines "$lines"
+		--pcaps "${pcaps:-none}")
 	[[ $reuse -eq 0 ]] || args+=(--reuse)
 	[[ $verbose -eq 0 ]] || args+=(--verbose)
 	for p in "${patches[@]}"; do args+=(--patch "$p"); done
@@ -86,12 +100,21 @@ base=$root/base upper=$root/upper work=$root/work merged=$root/merged
 cache=$root/apt-archives log=$root/make-test.log
 mounts=()
 
+# One check at a time on a root (before the trap: a refused run must not
+# clean up after the one that holds the lock).
+mkdir -p "$(dirname "$root")"
+exec 9>"$root.lock"
+flock -n 9 || die "another check is using $root"
+
 # Processes still running in the chroot (daemons a test left behind) would
 # keep its mounts busy: end them, by pid, then unmount in reverse order.
+# shellcheck disable=SC2317 # run by the trap
 cleanup() {
-	local pid i
-	for pid in $(ls /proc | grep -E '^[0-9]+$'); do
-		[[ $(readlink "/proc/$pid/root" 2>/dev/null) == "$merged"* ]] && kill -9 "$pid" 2>/dev/null
+	local d i
+	for d in /proc/[0-9]*; do
+		case $(readlink "$d/root" 2>/dev/null) in
+		"$merged" | "$merged"/*) kill -9 "${d#/proc/}" 2>/dev/null ;;
+		esac
 	done
 	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
 		umount -l "${mounts[i]}" 2>/dev/null || true
@@ -158,8 +181,12 @@ mnt -t overlay overlay -o "lowerdir=$base,upperdir=$upper,workdir=$work" "$merge
 
 mnt -t proc proc "$merged/proc"
 # A new sysfs mount shows none of the host's mounts below /sys: no bpffs
-# on /sys/fs/bpf, no cgroup or debugfs.
+# on /sys/fs/bpf, no debugfs. The cgroup hierarchies are the host's, as a
+# machine's init would mount them (a test limits memory with one).
 mnt -t sysfs sysfs "$merged/sys"
+if mountpoint -q /sys/fs/cgroup; then
+	mnt --rbind /sys/fs/cgroup "$merged/sys/fs/cgroup"
+fi
 mnt -t devtmpfs devtmpfs "$merged/dev"
 mkdir -p "$merged/dev/pts" "$merged/dev/shm"
 mnt -t devpts devpts -o newinstance,ptmxmode=0666,mode=0620 "$merged/dev/pts"
@@ -183,22 +210,30 @@ say "cloning $commit"
 git clone -q --no-local --no-checkout "$src" "$merged/root/xlb"
 git -C "$merged/root/xlb" -c advice.detachedHead=false checkout -q --detach "$commit"
 for p in "${patches[@]}"; do
+	[[ -s $p ]] || { say "$p is empty"; continue; }
 	say "applying $p"
 	git -C "$merged/root/xlb" apply "$p" || die "$p does not apply to $commit"
 done
+
+# Where the tree looks for captures by default: ../shared/pcaps.
+if [[ -n $pcaps ]]; then
+	mkdir -p "$merged/root/shared/pcaps"
+	mnt --bind -o ro "$pcaps" "$merged/root/shared/pcaps"
+fi
 
 say "make test in $merged (log: $log)"
 in_chroot=(chroot "$merged" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}"
 	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	${XLB_CI:+XLB_CI=$XLB_CI} sh -c 'cd /root/xlb && make test')
+# In the background, so that a signal ends the wait and the cleanup runs.
 set +e
 if [[ $verbose -eq 1 ]]; then
-	"${in_chroot[@]}" 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
+	"${in_chroot[@]}" > >(tee "$log") 2>&1 &
 else
-	"${in_chroot[@]}" >"$log" 2>&1
-	rc=$?
+	"${in_chroot[@]}" >"$log" 2>&1 &
 fi
+wait $!
+rc=$?
 set -e
 
 echo

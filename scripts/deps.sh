@@ -9,6 +9,9 @@ packages=(
 	zlib1g-dev libpcap-dev libjson-c-dev
 	# run, test and demo
 	iproute2 xdp-tools tcpdump tshark socat ethtool gnuplot-nox jq procps bc iputils-ping
+	# /etc/protocols, for `ip route get ... ipproto tcp` (scripts/ecmp.sh);
+	# python3 builds test_loader_iplink.sh's frame
+	netbase python3
 	# the datapath must also build and load with clang 19
 	clang-19
 	# vmtest: a 6.1 kernel under qemu
