@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * xlb apply FILE|-: converge the instance to the state a JSON file
- * describes. The whole file is read and checked first (syntax, keys,
- * values, limits); only then is anything written, and only what differs:
- * a VIP whose table size and backends already match is not touched.
+ * describes. The whole file is read and checked first (strict JSON, keys,
+ * values, limits); then every table the change needs is computed and made
+ * (xlb_update_all_or_nothing()), so that running out of memory changes
+ * nothing; only then is anything written, and only what differs: a VIP
+ * whose table size and backends already match is not touched.
  *
  *   {
  *     "config": { "seed": "HEX", "src4": "ADDR", "src6": "ADDR",
@@ -26,6 +28,7 @@
 #include <json-c/json.h>
 
 #include "addr.h"
+#include "json_strict.h"
 #include "cli.h"
 #include "opts.h"
 #include "cmd.h"
@@ -113,35 +116,68 @@ static int read_all(const char *file, char **out, size_t *len)
 	return 0;
 }
 
+/*
+ * What a file within the limits can hold, for json_strict_check() to stop
+ * at long before the 64 MiB cap: json-c spends hundreds of bytes on each
+ * value (2.7 GB for a 10 MB file of empty objects). show -j writes 8
+ * values a backend and 8 a VIP besides its backends; twice that, and room
+ * for "config".
+ */
+#define APPLY_MAX_VALUES (16 * XLB_BACKEND_IDS + 16 * XLB_MAX_VIPS + 1024)
+#define APPLY_MAX_DEPTH	16	/* a file needs 5; json-c allows 32 */
+
+static const struct json_strict_count apply_counts[] = {
+	{ "vips", XLB_MAX_VIPS, "VIPs", "" },
+	{ "vips[].backends", XLB_BACKEND_IDS, "backends", " over all VIPs" },
+};
+
+static const struct json_strict_limits apply_limits = {
+	.max_depth = APPLY_MAX_DEPTH,
+	.max_values = APPLY_MAX_VALUES,
+	.values_why = ", more than a file within the limits holds",
+	.counts = apply_counts,
+	.n_counts = sizeof(apply_counts) / sizeof(apply_counts[0]),
+};
+
+/*
+ * Strict JSON first (RFC 8259, no key twice, no NUL, within the limits):
+ * json-c takes comments and trailing commas, and of two equal keys keeps
+ * the last, so {"vips":[...],"vips":[]} would delete every VIP. What
+ * passes is then parsed by json-c, which can only fail for memory.
+ */
 static int parse_json(struct desired *d, const char *buf, size_t len)
 {
-	struct json_tokener *tok = json_tokener_new();
+	struct json_tokener *tok;
 	enum json_tokener_error jerr;
-	size_t off, line = 1, col = 1, i;
-	int err = 0;
+	char msg[512];
+	int err;
 
+	err = json_strict_check(buf, len, &apply_limits, msg, sizeof(msg));
+	if (err) {
+		p_err("%s: %s", d->file, msg);
+		return err;
+	}
+	tok = json_tokener_new();
 	if (!tok) {
-		p_err("out of memory");
+		p_err("out of memory parsing %s", d->file);
 		return -ENOMEM;
 	}
+	errno = 0;
 	d->root = json_tokener_parse_ex(tok, buf, len);
 	jerr = json_tokener_get_error(tok);
-	off = json_tokener_get_parse_end(tok);
-	if (jerr == json_tokener_success)
-		while (off < len && strchr(" \t\r\n", buf[off]))
-			off++;
-	if (jerr != json_tokener_success || off < len || !d->root) {
-		for (i = 0; i < off && i < len; i++) {
-			col++;
-			if (buf[i] == '\n') {
-				line++;
-				col = 1;
-			}
+	if (!d->root || jerr != json_tokener_success) {
+		/* json-c 0.16 has no error for memory: a NULL value with
+		 * "success", or malloc's errno. */
+		if (jerr == json_tokener_success || errno == ENOMEM) {
+			p_err("out of memory parsing %s", d->file);
+			err = -ENOMEM;
+		} else {
+			p_err("%s: json-c cannot parse it: %s", d->file,
+			      json_tokener_error_desc(jerr));
+			err = -EINVAL;
 		}
-		err = bad(d, "", "syntax error at line %zu, column %zu: %s", line,
-			  col, jerr == json_tokener_continue ? "unexpected end of input" :
-			  jerr != json_tokener_success ? json_tokener_error_desc(jerr) :
-			  d->root ? "text after the JSON value" : "empty");
+		json_object_put(d->root);
+		d->root = NULL;
 	}
 	json_tokener_free(tok);
 	return err;
@@ -391,9 +427,16 @@ static int check_against(const struct desired *d, const struct xlb_state *st)
 	return 0;
 }
 
+/*
+ * The writes, in the order check_against() counted: settings, deletions,
+ * then the file's VIPs. Run twice by xlb_update_all_or_nothing(), first as
+ * a rehearsal that takes every table's memory: it prints nothing but
+ * errors.
+ */
 static int converge(struct xlb_instance *inst, struct xlb_state *st,
-		    const struct desired *d)
+		    void *arg)
 {
+	const struct desired *d = arg;
 	struct xlb_config cfg = st->config;
 	const struct xlb_setting *s;
 	const char *why;
@@ -424,7 +467,6 @@ static int converge(struct xlb_instance *inst, struct xlb_state *st,
 				       d->vips[i].want, d->vips[i].n);
 		if (err)
 			return err;
-		xlb_note_sources(st, d->vips[i].want, d->vips[i].n);
 	}
 	return 0;
 }
@@ -448,7 +490,9 @@ static int apply_help(void)
 	       "              with _ for -},\n"
 	       "   \"vips\": [{\"vip\": \"ADDR:PORT/PROTO\", \"table_size\": M,\n"
 	       "             \"backends\": [{\"addr\": ADDR, \"weight\": W}]}]}\n"
-	       "The file is checked whole before anything changes; then only what\n"
+	       "The file must be strict JSON (RFC 8259: no comments, no trailing\n"
+	       "commas, no key twice in an object). It is checked whole, and every\n"
+	       "table it needs is made, before anything changes; then only what\n"
 	       "differs is written (unchanged VIPs keep their tables). VIPs not in\n"
 	       "\"vips\" are deleted; settings not in \"config\" keep their value.\n"
 	       "`xlb show -j` output is accepted (what it observed is skipped).\n");
@@ -461,7 +505,7 @@ int do_apply(int argc, char **argv)
 	struct xlb_instance inst;
 	struct xlb_state *st;
 	char *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, i;
 	int err;
 
 	err = xlb_cmd_args(NULL, &argc, argv, apply_help, 1, APPLY_USAGE);
@@ -482,7 +526,9 @@ int do_apply(int argc, char **argv)
 		goto out;
 	err = check_against(&d, st);
 	if (!err)
-		err = converge(&inst, st, &d);
+		err = xlb_update_all_or_nothing(&inst, st, converge, &d);
+	for (i = 0; !err && i < d.n_vips; i++)
+		xlb_note_sources(st, d.vips[i].want, d.vips[i].n);
 	xlb_update_close(&inst, st);
 out:
 	desired_free(&d);

@@ -18,6 +18,7 @@
  * mmap() shows that layout: backend id i lives at byte 8 * i.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -39,7 +40,7 @@ static __u32 *slot_at(void *mem, __u32 i)
 	return (__u32 *)((char *)mem + (size_t)i * SLOT_STRIDE);
 }
 
-int xlb_table_install(int tables_fd, __u32 vip_id, const __u32 *slots, __u32 m)
+int xlb_table_create(const __u32 *slots, __u32 m)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts,
 		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
@@ -47,8 +48,7 @@ int xlb_table_install(int tables_fd, __u32 vip_id, const __u32 *slots, __u32 m)
 	int fd, err;
 	__u32 i;
 
-	if (vip_id >= XLB_MAX_VIPS || m < XLB_MIN_TABLE_SIZE ||
-	    m > XLB_MAX_TABLE_SIZE)
+	if (m < XLB_MIN_TABLE_SIZE || m > XLB_MAX_TABLE_SIZE)
 		return -EINVAL;
 	for (i = 0; i < m; i++)
 		if (slots[i] >= XLB_MAX_BACKENDS)
@@ -62,7 +62,7 @@ int xlb_table_install(int tables_fd, __u32 vip_id, const __u32 *slots, __u32 m)
 		   fd, 0);
 	if (mem == MAP_FAILED) {
 		err = -errno;
-		goto cleanup;
+		goto fail;
 	}
 	for (i = 0; i < m; i++)
 		*slot_at(mem, i) = slots[i];
@@ -70,12 +70,46 @@ int xlb_table_install(int tables_fd, __u32 vip_id, const __u32 *slots, __u32 m)
 	/* Read-only from now on; needs the writable mapping gone. */
 	if (bpf_map_freeze(fd)) {
 		err = -errno;
-		goto cleanup;
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return err;
+}
+
+/* The table xlb_table_install() swaps in next instead of making one. */
+static struct {
+	int fd;		/* -1: none */
+	__u32 vip_id, m;
+} next_table = { .fd = -1 };
+
+void xlb_table_install_next(int fd, __u32 vip_id, __u32 m)
+{
+	next_table.fd = fd;
+	next_table.vip_id = vip_id;
+	next_table.m = m;
+}
+
+int xlb_table_install(int tables_fd, __u32 vip_id, const __u32 *slots, __u32 m)
+{
+	int fd = next_table.fd, err;
+	bool fresh = fd < 0;	/* made here, closed here */
+
+	next_table.fd = -1;
+	if (vip_id >= XLB_MAX_VIPS)
+		return -EINVAL;
+	if (!fresh && (next_table.vip_id != vip_id || next_table.m != m))
+		return -EINVAL;
+	if (fresh) {
+		fd = xlb_table_create(slots, m);
+		if (fd < 0)
+			return fd;
 	}
 	/* The swap. */
 	err = bpf_map_update_elem(tables_fd, &vip_id, &fd, BPF_ANY) ? -errno : 0;
-cleanup:
-	close(fd);
+	if (fresh)
+		close(fd);
 	return err;
 }
 

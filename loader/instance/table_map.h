@@ -20,6 +20,24 @@
 int xlb_table_install(int tables_fd, __u32 vip_id, const __u32 *slots, __u32 m);
 
 /*
+ * xlb_table_create - the inner array of slots[0..m), filled and frozen but
+ * not installed: its fd (the caller closes it) or -errno. A change of
+ * many VIPs makes every table this way before its first swap, so that
+ * running out of memory stops it before it has changed anything.
+ */
+int xlb_table_create(const __u32 *slots, __u32 m);
+
+/*
+ * xlb_table_install_next - have the next xlb_table_install(), which must
+ * be of vip_id and size m (-EINVAL otherwise), swap in fd from
+ * xlb_table_create() instead of making an array: its slots are not read
+ * (NULL will do). So a table made in advance is still installed through
+ * xlb_map_install_table() (instance.h), which counts the write and times
+ * it. fd stays the caller's to close.
+ */
+void xlb_table_install_next(int fd, __u32 vip_id, __u32 m);
+
+/*
  * xlb_table_read - the live table of vip_id: *slots (malloc'd, the caller
  * frees it) receives its m backend ids and *m its size. Returns 0, -ENOENT
  * when the VIP has no table, or another -errno.

@@ -3,16 +3,58 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "addr.h"
 #include "report.h"
+#include "table_map.h"
 #include "update.h"
 
 struct xlb_table_timing xlb_last_table_timing;
 bool xlb_time_tables;
+
+/* A table made in the rehearsal of a change (xlb_update_all_or_nothing). */
+struct made_table {
+	int fd;			/* -1 once installed */
+	__u32 vip_id, m;
+	__u64 records;		/* records_hash() it was computed from */
+	double build_us;
+};
+
+static struct {
+	bool rehearsal;		/* nothing is written */
+	struct made_table *t;
+	size_t n, cap;
+	size_t next;		/* the next to install, in the change */
+	__u32 *slots;		/* one buffer for every table computed */
+	__u32 slots_cap;
+} made;
+
+/*
+ * The writes of a change, left out in its rehearsal. Every map write made
+ * from a change goes through these (tables through install_table()): one
+ * that did not would be made by the rehearsal, before the change has all
+ * it needs (tests/test_apply_strict.sh would see the maps change).
+ */
+static int map_update(int fd, const void *key, const void *value, __u64 flags)
+{
+	return made.rehearsal ? 0 : xlb_map_update(fd, key, value, flags);
+}
+
+static int map_update_batch(int fd, const void *keys, const void *values,
+			    __u32 n)
+{
+	return made.rehearsal ? 0 : xlb_map_update_batch(fd, keys, values, n);
+}
+
+static int map_delete(int fd, const void *key)
+{
+	return made.rehearsal ? 0 : xlb_map_delete(fd, key);
+}
 
 static int zero_counter(int fd, __u32 id)
 {
@@ -27,7 +69,7 @@ static int zero_counter(int fd, __u32 id)
 		if (!zeros)
 			return -ENOMEM;
 	}
-	return xlb_map_update(fd, &id, zeros, 0);
+	return map_update(fd, &id, zeros, 0);
 }
 
 /*
@@ -102,8 +144,8 @@ static int batch_write(struct xlb_instance *inst)
 		goto out;
 	}
 	if (batch.n)
-		err = xlb_map_update_batch(inst->backends_fd, batch.ids,
-					   batch.recs, batch.n);
+		err = map_update_batch(inst->backends_fd, batch.ids,
+				       batch.recs, batch.n);
 	if (err)
 		p_err("cannot write %u backend records in %s/%s: %s", batch.n,
 		      inst->dir, XLB_MAP_BACKENDS, strerror(-err));
@@ -116,7 +158,7 @@ static int write_vip(struct xlb_instance *inst, const struct xlb_state_vip *v,
 		     __u64 flags)
 {
 	char name[XLB_VIP_STRLEN];
-	int err = xlb_map_update(inst->vips_fd, &v->key, &v->vip, flags);
+	int err = map_update(inst->vips_fd, &v->key, &v->vip, flags);
 
 	if (err)
 		p_err("cannot write VIP %s in %s/%s: %s",
@@ -125,34 +167,163 @@ static int write_vip(struct xlb_instance *inst, const struct xlb_state_vip *v,
 	return err;
 }
 
-/* Compute the table the records of vip_id ask for and swap it in. */
+/*
+ * What the table of vip_id is computed from: its size and its live records
+ * (ids, addresses, weights). The change finds the tables its rehearsal
+ * made by it, so that it installs none computed from other records.
+ */
+static __u64 fnv1a(__u64 h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n--) {
+		h ^= *c++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static __u64 records_hash(const struct xlb_state *st, __u32 vip_id, __u32 m)
+{
+	__u64 h = fnv1a(0xcbf29ce484222325ULL, &m, sizeof(m));
+	const struct xlb_backend *b;
+	__u32 i;
+
+	for (i = 1; i < XLB_MAX_BACKENDS; i++) {
+		b = &st->backends[i];
+		if (!xlb_backend_live(b) || b->vip_id != vip_id)
+			continue;
+		h = fnv1a(h, &i, sizeof(i));
+		h = fnv1a(h, &b->weight, sizeof(b->weight));
+		h = fnv1a(h, &b->family, sizeof(b->family));
+		h = fnv1a(h, b->addr, sizeof(b->addr));
+	}
+	return h;
+}
+
+/* In a rehearsal: compute the table, and make its map for the change. */
+static int make_table(const struct xlb_state *st, const char *name,
+		      __u32 vip_id, __u32 m)
+{
+	struct made_table *t;
+	double t0 = xlb_now_us();
+	__u32 *slots;
+	int fd, err;
+
+	/* One buffer, grown to the largest table: what the rehearsal holds
+	 * grows only by the maps, each of which can fail cleanly. */
+	if (made.slots_cap < m) {
+		slots = realloc(made.slots, (size_t)m * sizeof(*slots));
+		if (!slots)
+			goto nomem;
+		made.slots = slots;
+		made.slots_cap = m;
+	}
+	if (made.n == made.cap) {
+		t = realloc(made.t, (made.cap ? made.cap * 2 : 16) * sizeof(*t));
+		if (!t)
+			goto nomem;
+		made.t = t;
+		made.cap = made.cap ? made.cap * 2 : 16;
+	}
+	err = xlb_state_table_build(st, vip_id, m, made.slots);
+	if (err == -ENOMEM)
+		goto nomem;
+	if (err) {
+		p_err("cannot compute the table of %s: %s", name, strerror(-err));
+		return err;
+	}
+	fd = xlb_table_create(made.slots, m);
+	if (fd == -ENOMEM)
+		goto nomem;
+	if (fd < 0) {
+		p_err("cannot make the table of %s (%u slots) after %zu of this change: %s; nothing was changed",
+		      name, m, made.n, strerror(-fd));
+		return fd;
+	}
+	made.t[made.n++] = (struct made_table){
+		.fd = fd,
+		.vip_id = vip_id,
+		.m = m,
+		.records = records_hash(st, vip_id, m),
+		.build_us = xlb_now_us() - t0,
+	};
+	return 0;
+nomem:
+	p_err("out of memory for the table of %s (%u slots) after %zu of this change; nothing was changed",
+	      name, m, made.n);
+	return -ENOMEM;
+}
+
+/* The table the rehearsal made for this install, when the change is
+ * where the rehearsal was (it always is: the same steps on the same
+ * state); NULL otherwise, and the table is computed again. */
+static struct made_table *made_for(const struct xlb_state *st, __u32 vip_id,
+				   __u32 m)
+{
+	struct made_table *t;
+
+	if (made.next >= made.n)
+		return NULL;
+	t = &made.t[made.next];
+	if (t->vip_id != vip_id || t->m != m ||
+	    t->records != records_hash(st, vip_id, m))
+		return NULL;
+	made.next++;
+	return t;
+}
+
+/* Compute the table the records of vip_id ask for (or take the one made
+ * for it) and swap it in. */
 static int install_table(struct xlb_instance *inst, struct xlb_state *st,
 			 const struct xlb_vip_key *key, __u32 vip_id, __u32 m)
 {
 	struct xlb_table_timing *t = &xlb_last_table_timing;
 	char name[XLB_VIP_STRLEN];
-	double t0, t1, t2, live;
-	__u32 *slots;
+	double t0, t1, t2, live, build_us;
+	struct made_table *mt;
+	__u32 *slots = NULL;
 	int err;
 
 	xlb_vip_str(key, name, sizeof(name));
-	slots = malloc((size_t)m * sizeof(*slots));
-	if (!slots) {
-		p_err("out of memory for a table of %u slots", m);
-		return -ENOMEM;
-	}
-	t0 = xlb_now_us();
-	err = xlb_state_table_build(st, vip_id, m, slots);
-	t1 = xlb_now_us();
-	if (err) {
-		p_err("cannot compute the table of %s: %s", name,
-		      strerror(-err));
-		goto out;
+	if (made.rehearsal)
+		return make_table(st, name, vip_id, m);
+	mt = made_for(st, vip_id, m);
+	if (mt) {
+		t0 = t1 = xlb_now_us();
+		build_us = mt->build_us;
+		xlb_table_install_next(mt->fd, vip_id, m);
+	} else {
+		slots = malloc((size_t)m * sizeof(*slots));
+		if (!slots) {
+			p_err("out of memory for the table of %s (%u slots)",
+			      name, m);
+			return -ENOMEM;
+		}
+		t0 = xlb_now_us();
+		err = xlb_state_table_build(st, vip_id, m, slots);
+		t1 = xlb_now_us();
+		build_us = t1 - t0;
+		if (err) {
+			p_err("cannot compute the table of %s: %s", name,
+			      strerror(-err));
+			goto out;
+		}
 	}
 	err = xlb_map_install_table(inst->tables_fd, vip_id, slots, m,
 				    inst->verbose || xlb_time_tables ?
 				    &live : NULL);
 	t2 = xlb_now_us();
+	if (mt) {
+		xlb_table_install_next(-1, 0, 0);
+		close(mt->fd);
+		mt->fd = -1;
+	}
+	if (err == -ENOMEM) {
+		p_err("out of memory installing the table of %s (%u slots)",
+		      name, m);
+		goto out;
+	}
 	if (err) {
 		p_err("cannot install the table of %s in %s/%s: %s", name,
 		      inst->dir, XLB_MAP_TABLES, strerror(-err));
@@ -160,11 +331,15 @@ static int install_table(struct xlb_instance *inst, struct xlb_state *st,
 	}
 	if (!inst->verbose && !xlb_time_tables)
 		goto out;
-	t->build_us = t1 - t0;
+	t->build_us = build_us;
 	t->live_us = live - t1;
 	t->return_us = t2 - t1;
 	t->since_start_us = t->live_us + t1 - (xlb_now_us() - xlb_elapsed_us());
-	if (inst->verbose)
+	if (inst->verbose && mt)
+		p_info("xlb: %s: table of %u slots computed and made in %.3f ms before the change's first write, live %.3f ms after its swap began, %.3f ms after command start (update returned after %.3f ms: the kernel waits for packets on the old table)",
+		       name, m, t->build_us / 1e3, t->live_us / 1e3,
+		       t->since_start_us / 1e3, t->return_us / 1e3);
+	else if (inst->verbose)
 		p_info("xlb: %s: table of %u slots computed in %.3f ms, live %.3f ms later, %.3f ms after command start (update returned after %.3f ms: the kernel waits for packets on the old table)",
 		       name, m, t->build_us / 1e3, t->live_us / 1e3,
 		       t->since_start_us / 1e3, t->return_us / 1e3);
@@ -528,7 +703,7 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 	if (err)
 		return err;
 	old->vip = nv.vip;
-	err = xlb_map_delete(inst->tables_fd, &old_id);
+	err = map_delete(inst->tables_fd, &old_id);
 	if (err && err != -ENOENT) {
 		p_err("cannot delete table %u in %s/%s: %s", old_id, inst->dir,
 		      XLB_MAP_TABLES, strerror(-err));
@@ -589,7 +764,7 @@ int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
 
 	if (!memcmp(cfg, &st->config, sizeof(*cfg)) && !st->seeds_pending)
 		return 0;
-	err = xlb_map_update(inst->config_fd, &zero, cfg, 0);
+	err = map_update(inst->config_fd, &zero, cfg, 0);
 	if (err) {
 		p_err("cannot write %s/%s: %s", inst->dir, XLB_MAP_CONFIG,
 		      strerror(-err));
@@ -653,7 +828,7 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 		return err;
 	id = v->vip.id;
 	corrupt = v->corrupt[0];
-	err = xlb_map_delete(inst->vips_fd, key);
+	err = map_delete(inst->vips_fd, key);
 	if (err) {
 		p_err("cannot delete VIP %s from %s/%s: %s", name, inst->dir,
 		      XLB_MAP_VIPS, strerror(-err));
@@ -667,13 +842,64 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 		return 0;
 	}
 	xlb_state_vip_erase(st, key);
-	err = xlb_map_delete(inst->tables_fd, &id);
+	err = map_delete(inst->tables_fd, &id);
 	if (err && err != -ENOENT) {
 		p_err("cannot delete table %u in %s/%s: %s", id, inst->dir,
 		      XLB_MAP_TABLES, strerror(-err));
 		return err;
 	}
 	return free_backends_of(inst, st, id, false);
+}
+
+/*
+ * The rehearsal holds a descriptor for each table it makes, up to one per
+ * VIP at once, where installing one at a time needed one: a soft limit of
+ * open files of 256 would refuse a change that fits. The hard limit is
+ * there for raising the soft one to.
+ */
+static void room_for_tables(void)
+{
+	rlim_t want = 1024 + XLB_MAX_VIPS;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+int xlb_update_all_or_nothing(struct xlb_instance *inst, struct xlb_state *st,
+			      xlb_change_fn change, void *arg)
+{
+	struct xlb_state *copy;
+	size_t i;
+	int err;
+
+	room_for_tables();
+	copy = malloc(sizeof(*copy));
+	if (!copy) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	memcpy(copy, st, sizeof(*copy));
+	made.rehearsal = true;
+	err = change(inst, copy, arg);
+	made.rehearsal = false;
+	batch.n = batch.n_new = 0;
+	free(copy);
+	free(made.slots);
+	made.slots = NULL;
+	made.slots_cap = 0;
+	if (!err)
+		err = change(inst, st, arg);
+	/* Those not installed (the change failed or did not reach them)
+	 * go with their last reference. */
+	for (i = 0; i < made.n; i++)
+		if (made.t[i].fd >= 0)
+			close(made.t[i].fd);
+	free(made.t);
+	memset(&made, 0, sizeof(made));
+	return err;
 }
 
 size_t xlb_vips_free(const struct xlb_state *st)

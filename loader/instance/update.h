@@ -107,6 +107,30 @@ int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
 int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 		   const struct xlb_vip_key *key);
 
+/*
+ * A change of several steps (xlb apply: settings, deletions, VIPs) with
+ * its resources taken before its first write: change() is run first as a
+ * rehearsal, on a copy of the state and with every write left out, in
+ * which each table it would install is computed and made as an inner map
+ * (xlb_table_create()), all held at once; then, only if the rehearsal
+ * succeeded, on st itself, where each install swaps in the map made for
+ * it. Running out of memory, of file descriptors, of VIP or backend ids
+ * thus stops the change before it has written anything. The price: the
+ * old tables and all the new ones are in memory together, where one
+ * step at a time frees each old table after its swap.
+ * change() calls the functions of this header only (xlb_config_write,
+ * xlb_vip_remove, xlb_vip_converge), twice with the same steps; it must
+ * print nothing else (it runs twice). What can still fail midway is a map
+ * write refused for another reason, or a kill: the next command repairs
+ * as after any interrupted change (a DIRTY VIP is finished, leftovers
+ * freed), and the same apply again converges the rest.
+ * Returns 0 or -errno after p_err().
+ */
+typedef int (*xlb_change_fn)(struct xlb_instance *inst, struct xlb_state *st,
+			     void *arg);
+int xlb_update_all_or_nothing(struct xlb_instance *inst, struct xlb_state *st,
+			      xlb_change_fn change, void *arg);
+
 /* Write the settings (one update) when they differ from the state's. */
 int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
 		     const struct xlb_config *cfg);
