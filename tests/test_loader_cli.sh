@@ -115,6 +115,8 @@ apply_bad apply_unknown_setting "config.colour: unknown setting" '{"config":{"co
 apply_bad apply_bad_setting "config.src4: not an IPv4 address" '{"config":{"src4":"2001:db8::1"}}'
 apply_bad apply_weight_negative "vips[0].backends[0].weight: negative" \
 	"{\"vips\":[{$vip10,\"backends\":[{\"addr\":\"198.51.100.11\",\"weight\":-3}]}]}"
+apply_bad apply_weight_too_large "vips[0].backends[0].weight: " \
+	"{\"vips\":[{$vip10,\"backends\":[{\"addr\":\"198.51.100.11\",\"weight\":5000000},{\"addr\":\"198.51.100.12\",\"weight\":1}]}]}"
 apply_bad apply_weight_string "weight must be an integer" \
 	"{\"vips\":[{$vip10,\"backends\":[{\"addr\":\"198.51.100.11\",\"weight\":\"2\"}]}]}"
 apply_bad apply_missing_addr "vips[0].backends[0]: missing \"addr\"" "{\"vips\":[{$vip10,\"backends\":[{\"weight\":2}]}]}"

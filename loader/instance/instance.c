@@ -53,10 +53,11 @@ struct map_spec {
 	__u32 key_size;
 	__u32 value_size;
 	__u32 max_entries;	/* 0: any */
+	bool optional;		/* older programs lack it: fd -1 */
 };
 
 #define SPEC(field, name, type, k, v, max) \
-	{ name, offsetof(struct xlb_instance, field), type, k, v, max }
+	{ name, offsetof(struct xlb_instance, field), type, k, v, max, false }
 
 static const struct map_spec specs[] = {
 	SPEC(config_fd, XLB_MAP_CONFIG, BPF_MAP_TYPE_ARRAY, 4,
@@ -76,6 +77,8 @@ static const struct map_spec specs[] = {
 	     sizeof(struct xlb_counter), 0),
 	SPEC(conntrack_fd, XLB_MAP_CONNTRACK, BPF_MAP_TYPE_ARRAY, 4,
 	     sizeof(struct xlb_ct_slot), 0),
+	{ XLB_MAP_VIP_FILTER, offsetof(struct xlb_instance, vip_filter_fd),
+	  BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xlb_vip_filter), 1, true },
 };
 
 static int *spec_fd(struct xlb_instance *inst, const struct map_spec *s)
@@ -237,6 +240,8 @@ int xlb_instance_open(struct xlb_instance *inst,
 		goto cleanup;
 	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
 		err = open_map(inst, &specs[i]);
+		if (err == -ENOENT && specs[i].optional)
+			continue;
 		if (err == -ENOENT)
 			goto no_instance;
 		if (err == -EPROTO)

@@ -41,6 +41,7 @@ struct xlb_instance {
 	int backend_stats_fd;
 	int stats_fd;
 	int conntrack_fd;
+	int vip_filter_fd;	/* -1: a program of an older xlb, without one */
 };
 
 enum xlb_lock {

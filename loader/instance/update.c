@@ -13,6 +13,7 @@
 #include "report.h"
 #include "table_map.h"
 #include "update.h"
+#include "vip_filter.h"
 
 struct xlb_table_timing xlb_last_table_timing;
 bool xlb_time_tables;
@@ -54,6 +55,52 @@ static int map_update_batch(int fd, const void *keys, const void *values,
 static int map_delete(int fd, const void *key)
 {
 	return made.rehearsal ? 0 : xlb_map_delete(fd, key);
+}
+
+/*
+ * Make the VIP filter (bpf/maps.h) that of st's VIPs and of extra (a VIP
+ * about to be inserted; NULL: none), when the kernel's differs: a VIP's
+ * bit is set before its key is inserted and cleared after its key is
+ * deleted, so the datapath never filters out a packet of a live VIP. The
+ * program of an older xlb has no filter: nothing to do.
+ */
+static int filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
+		       const struct xlb_vip_key *extra)
+{
+	struct xlb_vip_filter *want = NULL, *have = NULL;
+	const struct xlb_vip_key *key;
+	__u32 zero = 0, i, bit;
+	int err = 0;
+
+	if (inst->vip_filter_fd < 0)
+		return 0;
+	want = calloc(1, sizeof(*want));
+	have = calloc(1, sizeof(*have));
+	if (!want || !have) {
+		p_err("out of memory");
+		err = -ENOMEM;
+		goto out;
+	}
+	want->ready = 1;
+	for (i = 0; i <= st->n_vips; i++) {
+		key = i < st->n_vips ? &st->vips[i].key : extra;
+		if (!key)
+			continue;
+		bit = xlb_vip_filter_bit(key->addr, key->port, key->proto,
+					 key->family);
+		want->bits[bit / 64] |= 1ULL << (bit % 64);
+	}
+	if (!bpf_map_lookup_elem(inst->vip_filter_fd, &zero, have) &&
+	    !memcmp(want, have, sizeof(*want)))
+		goto out;
+	err = map_update(inst->vip_filter_fd, &zero, want, 0);
+	if (err)
+		p_err("cannot write %s/%s: %s", inst->dir, XLB_MAP_VIP_FILTER,
+		      strerror(-err));
+out:
+	free(want);
+	free(have);
+	return err;
 }
 
 static int zero_counter(int fd, __u32 id)
@@ -490,6 +537,11 @@ int xlb_update_begin(struct xlb_instance *inst, struct xlb_state **out,
 	err = free_leftovers(inst, st);
 	if (err)
 		goto fail;
+	/* A filter the VIPs outgrew: an instance of an older xlb, or one
+	 * whose program `ip link` loaded afresh. */
+	err = filter_sync(inst, st, NULL);
+	if (err)
+		goto fail;
 	err = first_use(st, seed_given);
 	if (err)
 		goto fail;
@@ -693,7 +745,8 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 
 	old = xlb_state_vip_find(st, key);
 	if (!old) {
-		err = write_vip(inst, &nv, BPF_NOEXIST);
+		err = filter_sync(inst, st, key) ?:
+		      write_vip(inst, &nv, BPF_NOEXIST);
 		if (!err)
 			err = xlb_state_vip_insert(st, &nv);
 		return err;
@@ -834,14 +887,13 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 		      XLB_MAP_VIPS, strerror(-err));
 		return err;
 	}
-	if (corrupt) {
-		/* Its id may be out of range or another VIP's: the key alone
-		 * was its own. Records of an id no VIP holds are freed as
-		 * leftovers by the next change. */
-		xlb_state_vip_erase(st, key);
-		return 0;
-	}
 	xlb_state_vip_erase(st, key);
+	err = filter_sync(inst, st, NULL);
+	/* A corrupt record's id may be out of range or another VIP's: the
+	 * key alone was its own. Records of an id no VIP holds are freed as
+	 * leftovers by the next change. */
+	if (err || corrupt)
+		return err;
 	err = map_delete(inst->tables_fd, &id);
 	if (err && err != -ENOENT) {
 		p_err("cannot delete table %u in %s/%s: %s", id, inst->dir,

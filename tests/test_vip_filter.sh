@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# The VIP filter (include/vip_filter.h) lets a packet of no VIP leave the
+# datapath before any lookup. xlb keeps it the image of the VIPs: a bit
+# per VIP, set when a VIP is added, cleared when it is deleted, whatever
+# the command (vip, apply), and rebuilt by the next command when it is
+# stale. The datapath honours it: a VIP whose bit is clear is no VIP.
+set -uo pipefail
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/loader_lib.sh"
+
+tl_require_root vip_filter || exit 0
+loader_setup flt || { tl_fail vip_filter_setup "cannot create namespaces or a pin dir"; exit 1; }
+if ! x attach v0 --mode generic >/dev/null 2>"$TMP/err"; then
+	tl_fail vip_filter_setup "xlb attach: $(cat "$TMP/err")"
+	exit 1
+fi
+tl_on_exit "tl_in $NS xdp-loader unload -a v0"
+
+# The filter's value as bytes: ready (8), then the bits.
+filter_bytes() {
+	bpftool -j map lookup pinned "$PIN/xlb_vip_filter" key 0 0 0 0 |
+		jq -r '.value[]' | sed 's/^0x//'
+}
+ready() { filter_bytes | head -8 | tr -d '\n'; }
+bits_set() {
+	local n=0 b
+	for b in $(filter_bytes | tail -n +9 | grep -v '^00$'); do
+		b=$((16#$b))
+		while ((b)); do n=$((n + (b & 1))); b=$((b >> 1)); done
+	done
+	echo "$n"
+}
+
+tl_check attach_writes_a_ready_filter test "$(ready)" == 0100000000000000 -a "$(bits_set)" -eq 0
+x vip add 192.0.2.10:80/tcp
+x vip add 192.0.2.10:0/udp
+x vip add '[2001:db8::10]:443/tcp'
+tl_check a_bit_per_vip test "$(bits_set)" -eq 3
+x vip del 192.0.2.10:0/udp
+tl_check vip_del_clears_its_bit test "$(bits_set)" -eq 2
+echo '{"vips":[{"vip":"192.0.2.20:53/udp"},{"vip":"192.0.2.21:53/udp"}]}' > "$TMP/two.json"
+x apply "$TMP/two.json"
+tl_check apply_leaves_the_bits_of_its_vips test "$(bits_set)" -eq 2
+
+# A stale filter (what an older xlb or a fresh `ip link` load leaves):
+# ready, and empty. The datapath takes the VIP's packets for no VIP's...
+printf '01 00 00 00 00 00 00 00 %s' "$(printf '00 %.0s' $(seq 8192))" > "$TMP/stale.hex"
+bpftool map update pinned "$PIN/xlb_vip_filter" key 0 0 0 0 value hex $(cat "$TMP/stale.hex")
+ip -n "$PEER" addr add 198.51.100.2/24 dev v1
+ip -n "$NS" addr add 198.51.100.1/24 dev v0
+ip -n "$PEER" neigh add 198.51.100.1 lladdr "$(ip -n "$NS" -j link show v0 | jq -r '.[0].address')" \
+	dev v1 nud permanent
+ip -n "$PEER" route add 192.0.2.0/24 via 198.51.100.1
+not_vip() { x -j stats | jq '.counters.pass_not_vip.packets'; }
+no_backend() { x -j stats | jq '.counters.drop_no_backend.packets'; }
+before=$(not_vip)
+tl_in "$PEER" bash -c 'echo probe >/dev/udp/192.0.2.20/53'
+sleep 0.2
+tl_check datapath_honours_the_filter test "$(not_vip)" -eq $((before + 1))
+# ...until the next command of any kind rebuilds it.
+x config set udp-timeout 30
+tl_check next_command_rebuilds_a_stale_filter test "$(bits_set)" -eq 2
+before=$(no_backend)
+tl_in "$PEER" bash -c 'echo probe >/dev/udp/192.0.2.20/53'
+sleep 0.2
+tl_check rebuilt_filter_lets_the_vip_through test "$(no_backend)" -eq $((before + 1))
+
+exit $TL_FAILED
