@@ -22,11 +22,14 @@
  *    the flood evicts them);
  * and, with short timeouts, UDP entries and TCP entries after a FIN expire
  * while other TCP entries do not; ICMP errors reach a draining backend and
- * create no entry; and a new flow whose set of the table is full takes the
- * slot of a flow seen once before one of an established flow.
+ * create no entry; a backend that reuses a removed backend's id (of the
+ * same family) gets none of its flows; and a new flow whose set of the
+ * table is full takes the slot of a flow seen once before one of an
+ * established flow.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <arpa/inet.h>
 #include <time.h>
 #include <bpf/bpf.h>
@@ -806,6 +809,11 @@ struct flood {
 	__u64 inserted, bypassed;
 	double seconds;
 	bool forwarded;		/* the last SYN of each family */
+	/* Each of the two programs (IPv4 flood, IPv6 flood): the entries it
+	 * made, and how long its runs lasted by the coarse clock that the
+	 * cap's windows follow (see flood_cap_bound()). */
+	__u64 prog_inserted[2];
+	__u64 prog_span_ns[2];
 };
 
 static double now_s(void)
@@ -814,6 +822,54 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* bpf_ktime_get_coarse_ns(): the clock the cap's windows are timed by. */
+static __u64 coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * XLB_NS_PER_S + ts.tv_nsec;
+}
+
+/*
+ * The most entries one program may make on one CPU whose runs all fell
+ * within span_ns of the coarse clock, at cap entries per window.
+ *
+ * The windows (xlb_ct_may_insert()): the program's own per-CPU counter
+ * starts empty when it is loaded, so its first packet opens a window, and
+ * each later window opens at the first packet at least a second after the
+ * one before. k windows thus need packets (k - 1) seconds apart or more:
+ * within span_ns there are at most span_ns / 1 s + 1 (rounded down), each
+ * of at most cap entries. The span is read from the same coarse clock
+ * right before and after the runs, so it holds every packet's time; no
+ * margin for clock granularity is needed. The flood runs on one CPU (the
+ * test pins itself; BPF_PROG_TEST_RUN keeps a run on its CPU anyway).
+ *
+ * The bound is what the real code can reach, not a loose multiple of it:
+ * a flood shorter than a second (as it is here, some 0.1 s a program)
+ * makes exactly cap entries, and a cap enforced at twice or three times
+ * its setting makes two or three times as many, over the bound. Over
+ * longer floods (an emulated VM) each extra second allows one more
+ * window; a cap enforced at 3x still fills its windows three times over
+ * and exceeds the bound, and one at 2x does unless the flood ends just
+ * after a window opens.
+ */
+static __u64 flood_cap_bound(__u32 cap, __u64 span_ns)
+{
+	return (__u64)cap * (span_ns / XLB_NS_PER_S + 1);
+}
+
+/* Keep the calling thread on the CPU it is on; the old mask in *old. */
+static bool pin_cpu(cpu_set_t *old)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	return ASSERT_OK(sched_getaffinity(0, sizeof(*old), old), "CPU mask") &&
+	       ASSERT_OK(sched_setaffinity(0, sizeof(one), &one), "pin to one CPU");
 }
 
 /* FLOOD / 2 SYNs of new flows from src (a source no trace uses). */
@@ -836,11 +892,18 @@ static bool flood_family(int family, const char *src, struct flood *fl)
 		return false;
 	skel->rodata->bench_len = opts.data_size_in;
 	memcpy((void *)skel->rodata->bench_l2, frame, PKT_ETH_LEN);
-	if (ASSERT_OK(ct_bench__load(skel), "load it on the instance's maps") &&
-	    ASSERT_OK(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xlb_new_flow),
-					     &opts), "flood")) {
-		fl->forwarded &= opts.retval == XDP_TX;
-		ok = ASSERT_EQ(skel->bss->new_flow_seq, FLOOD / 2, "flood runs");
+	if (ASSERT_OK(ct_bench__load(skel), "load it on the instance's maps")) {
+		int p = family == 4 ? 0 : 1, err;
+		__u64 ins = stat_packets(XLB_STAT_CT_INSERT), start = coarse_ns();
+
+		err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xlb_new_flow),
+					     &opts);
+		fl->prog_span_ns[p] = coarse_ns() - start;
+		fl->prog_inserted[p] = stat_packets(XLB_STAT_CT_INSERT) - ins;
+		if (ASSERT_OK(err, "flood")) {
+			fl->forwarded &= opts.retval == XDP_TX;
+			ok = ASSERT_EQ(skel->bss->new_flow_seq, FLOOD / 2, "flood runs");
+		}
 	}
 	ct_bench__destroy(skel);
 	return ok;
@@ -855,9 +918,16 @@ static bool flood(void *arg)
 	__u64 byp = stat_packets(XLB_STAT_CT_BYPASS);
 	double start = now_s();
 
+	cpu_set_t cpus;
+	bool ok;
+
 	fl->forwarded = true;
 	if (!ASSERT_OK(xlb("config set ct-rate-limit %u", fl->rate_limit), "rate limit") ||
-	    !flood_family(4, "192.0.2.1", fl) || !flood_family(6, "2001:db8:f1::", fl))
+	    !pin_cpu(&cpus))
+		return false;
+	ok = flood_family(4, "192.0.2.1", fl) && flood_family(6, "2001:db8:f1::", fl);
+	ASSERT_OK(sched_setaffinity(0, sizeof(cpus), &cpus), "unpin");
+	if (!ok)
 		return false;
 	fl->seconds = now_s() - start;
 	fl->inserted = stat_packets(XLB_STAT_CT_INSERT) - ins;
@@ -896,8 +966,8 @@ static void syn_flood_leaves_established_flows_in_place(void)
 {
 	struct flood capped = { .rate_limit = FLOOD_CAP };
 	struct flood uncapped = { .rate_limit = NO_CAP };
-	int ncpu = libbpf_num_possible_cpus();
 	double with_cap, without_cap;
+	int p;
 	struct ttrace t;
 
 	if (!setup() || !generated_trace(&t))
@@ -910,9 +980,21 @@ static void syn_flood_leaves_established_flows_in_place(void)
 	       (unsigned long long)capped.bypassed, capped.seconds, 100 * with_cap);
 	ASSERT_TRUE(capped.forwarded, "flood SYNs forwarded");
 	ASSERT_EQ(capped.inserted + capped.bypassed, FLOOD, "flood SYNs recorded or bypassed");
-	/* Two programs (one per family), each with its own window per CPU. */
-	ASSERT_LE(capped.inserted, 2ULL * FLOOD_CAP * ncpu * ((__u64)capped.seconds + 2),
-		  "flood entries within the cap");
+	/* Two programs (one per family), each with windows of its own, on
+	 * one CPU: each makes at least the cap (its first window fills, at
+	 * tens of thousands of SYNs a second or more) and at most what its
+	 * windows allow, flood_cap_bound(). */
+	for (p = 0; p < 2; p++) {
+		__u64 bound = flood_cap_bound(FLOOD_CAP, capped.prog_span_ns[p]);
+
+		printf("  %s flood: %llu entries in %.3f s (bound %llu)\n", p ? "ipv6" : "ipv4",
+		       (unsigned long long)capped.prog_inserted[p],
+		       capped.prog_span_ns[p] / 1e9, (unsigned long long)bound);
+		ASSERT_GE(capped.prog_inserted[p], FLOOD_CAP, "flood entries: a window full");
+		ASSERT_LE(capped.prog_inserted[p], bound, "flood entries within the cap");
+	}
+	ASSERT_EQ(capped.prog_inserted[0] + capped.prog_inserted[1], capped.inserted,
+		  "flood entries: all made by the two programs");
 	ASSERT_DBL(with_cap, >=, 0.99, "established flows kept through the flood");
 
 	/* Without the cap the flood fills the table and evicts them. */
@@ -1040,6 +1122,99 @@ static void icmp_errors_reach_a_draining_backend_and_record_nothing(void)
 out:
 	model_free(&m);
 	model_free(&drained);
+}
+
+/* ------------------------------------------------------------------ */
+/* A backend id reused                                                  */
+
+/* The id of backend index b's record under VIP v (0: none). */
+static __u32 record_id(const struct model *m, int v, int b)
+{
+	__u32 id;
+
+	for (id = 1; id < XLB_MAX_BACKENDS; id++)
+		if ((m->be[id].flags & XLB_BE_F_IN_USE) && m->be[id].vip_id == m->vip_id[v] &&
+		    backend_index(m->be[id].addr, m->be[id].family) == b)
+			return id;
+	return 0;
+}
+
+#define REUSE_FLOWS	16
+
+/*
+ * Entries name a backend by its id, which the loader hands to the next
+ * backend once the old one is deleted (the lowest free id). The entry
+ * also keeps the backend's generation, and a record of another
+ * generation does not take the entry's flow (include/ct_entry.h,
+ * docs/conntrack.md): flows established on a removed backend go where the
+ * new table sends them, never to the backend that reuses the id just
+ * because the id matches; and `xlb show` counts none of them for it.
+ */
+static void a_reused_backend_id_does_not_inherit_the_flows_of_its_last_user(void)
+{
+	struct model m = {}, after = {};
+	struct tflow f[REUSE_FLOWS];
+	int b = 2, fresh = N_BACKENDS + 1, i, other = 0, astray = 0, got;
+	__u64 held[MAX_BACKENDS];
+	__u16 from = 50000;
+	__u32 id, id2;
+
+	if (!setup())
+		return;
+	if (!configure(N_BACKENDS, NO_CAP) || !model_read(&m))
+		goto out;
+	id = record_id(&m, 0, b);
+	if (!ASSERT_NE(id, 0, "the backend's record"))
+		goto out;
+	/* Flows of the IPv4 TCP VIP on backend b, established. */
+	for (i = 0; i < REUSE_FLOWS; i++) {
+		if (!flow_on(&m, IPPROTO_TCP, b, from, &f[i]))
+			goto out;
+		from = ntohs(f[i].tuple.sport) + 1;
+		ASSERT_EQ(run_flow(&f[i], PKT_TCP_SYN), b, "syn");
+		ASSERT_EQ(run_flow(&f[i], PKT_TCP_ACK), b, "ack");
+	}
+	if (!show_flows(held) || !ASSERT_EQ(held[b], REUSE_FLOWS, "flows held by the backend"))
+		goto out;
+
+	/* b leaves the VIP; a backend of another address, of the same
+	 * family and VIP, takes its id. */
+	if (!ASSERT_OK(xlb("backend del %s " BE_PREFIX "%x", vip_names[0], b), "backend del") ||
+	    !ASSERT_OK(xlb("backend add %s " BE_PREFIX "%x", vip_names[0], fresh), "backend add") ||
+	    !model_read(&after))
+		goto out;
+	id2 = record_id(&after, 0, fresh);
+	if (!ASSERT_EQ(id2, id, "the new backend reuses the removed one's id") ||
+	    !ASSERT_EQ(after.be[id].family, m.be[id].family, "of the same family") ||
+	    !ASSERT_NE(after.be[id].gen, m.be[id].gen, "of another generation"))
+		goto out;
+	ASSERT_EQ(record_id(&after, 0, b), 0, "the removed backend has no record");
+
+	/* Before any packet: the entries are not the new backend's. */
+	if (show_flows(held))
+		ASSERT_EQ(held[fresh], 0, "flows xlb show counts for the reusing backend");
+
+	/* Each flow goes where the new table sends it: to the new backend
+	 * only if the table says so. */
+	for (i = 0; i < REUSE_FLOWS; i++) {
+		int want = model_pick(&after, &f[i]);
+
+		got = run_flow(&f[i], PKT_TCP_ACK);
+		other += want != fresh;
+		if (got != want && astray++ < 3)
+			printf("  flow from port %u: sent to backend %d, the table names %d\n",
+			       ntohs(f[i].tuple.sport), got, want);
+		ASSERT_EQ(run_flow(&f[i], PKT_TCP_ACK), want, "and stays there");
+	}
+	ASSERT_EQ(astray, 0, "flows of the removed backend not where the new table sends them");
+	/* Else the case proves nothing: pick other flows or backends. */
+	ASSERT_GT(other, 0, "flows the new table sends elsewhere than the reusing backend");
+	printf("  %d flows on the removed backend, %d of them sent elsewhere than the "
+	       "backend that reuses its id\n", REUSE_FLOWS, other);
+out:
+	ASSERT_OK(xlb_ct_flush(inst.maps.conntrack), "empty the connection table");
+	model_free(&m);
+	model_free(&after);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1214,6 +1389,7 @@ TEST_MAIN(
 	TEST(syn_flood_leaves_established_flows_in_place),
 	TEST(udp_and_closed_tcp_entries_expire),
 	TEST(icmp_errors_reach_a_draining_backend_and_record_nothing),
+	TEST(a_reused_backend_id_does_not_inherit_the_flows_of_its_last_user),
 	TEST(a_full_set_gives_up_one_packet_entries_first),
 	TEST(an_established_flow_moves_ahead_of_one_packet_entries),
 )

@@ -99,9 +99,15 @@ static void table_swap_read_back_and_removal(void)
 	expect_run(&syn, XDP_DROP, XLB_STAT_DROP_NO_TABLE, out, &out_len, "table removed");
 
 	ASSERT_OK(xlb_table_install(fx.maps.tables, VIP_MTU4, v->table, v->m), "restore");
+	if (ASSERT_OK(xlb_table_read(fx.maps.tables, VIP_MTU4, &got, &m), "read back"))
+		ASSERT_TRUE(m == v->m && !memcmp(got, v->table, m * sizeof(*got)),
+			    "the first table read back");
+	free(got);
 	expect_run(&syn, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "restored");
 	outer_dst(out, dst);
-	ASSERT_TRUE(v->table[0] == a && !strcmp(dst, "203.0.113.50"), "the first backend again");
+	/* a: the one backend of the fixture's table, 203.0.113.50. */
+	ASSERT_TRUE(!strcmp(dst, fx.backends[a].addr), "the first backend again");
+	ASSERT_TRUE(!strcmp(dst, "203.0.113.50"), "the first backend's address");
 }
 
 TEST_MAIN(TEST(missing_config_and_source_are_counted_drops),

@@ -12,18 +12,46 @@
 /* ------------------------------------------------------------------ */
 /* Random flows: the backend is the one userspace computes              */
 
+#define RANDOM_FLOWS	100000
+
+/* The VIP's backend (its index in v->ids) that an output frame's outer
+ * destination names, or -1: what the program did, not what the model
+ * says it should. */
+static int sent_to(const struct dp_vip *v, const __u8 *frame, __u32 len)
+{
+	__u16 type = len >= PKT_ETH_LEN ? pkt_get16(frame + 12) : 0;
+	int family = type == PKT_ETH_P_IP ? 4 : type == PKT_ETH_P_IPV6 ? 6 : 0;
+	const __u8 *dst = frame + PKT_ETH_LEN + (family == 4 ? 16 : 24);
+	__u32 i;
+
+	if (!family || len < PKT_ETH_LEN + (family == 4 ? 20 : 40))
+		return -1;
+	for (i = 0; i < v->n_ids; i++) {
+		const struct dp_backend *b = &fx.backends[v->ids[i]];
+
+		if (b->family == family && !memcmp(b->bin, dst, family == 4 ? 4 : 16))
+			return i;
+	}
+	return -1;
+}
+
 static void random_flows_family(int family, __u32 vip_id)
 {
 	__u8 in[PKT_MAX], out[PKT_MAX], want[PKT_MAX];
-	static bool seen[XLB_MAX_BACKENDS];
-	__u32 out_len, retval, be;
-	int i, wrong = 0, distinct = 0, verdict;
-	__u64 rng = 0xf10f ^ family;
+	const struct dp_vip *v = &fx.vips[vip_id];
+	struct xlb_counter before[DP_MAX_VIP_BACKENDS];
+	bool seen[DP_MAX_VIP_BACKENDS] = {};
+	__u32 out_len, retval, be, k;
+	int i, wrong = 0, distinct = 0, counted = 0, verdict, to;
+	__u64 rng = 0xf10f ^ family, packets = 0;
 	struct xlb_flow flow;
 	size_t len, want_len;
 
-	memset(seen, 0, sizeof(seen));
-	for (i = 0; i < 100000; i++) {
+	if (!ASSERT_EQ(v->n_ids, DP_MAX_VIP_BACKENDS, "the VIP's backends"))
+		return;
+	for (k = 0; k < v->n_ids; k++)
+		before[k] = dp_counter(fx.maps.backend_stats, v->ids[k]);
+	for (i = 0; i < RANDOM_FLOWS; i++) {
 		len = random_flow_frame(family, &rng, in, &flow);
 		want_len = dp_model_forward(&fx, vip_id, &flow, in + PKT_ETH_LEN,
 					    len - PKT_ETH_LEN, want, &verdict, &be);
@@ -33,11 +61,24 @@ static void random_flows_family(int family, __u32 vip_id)
 			if (wrong++ < 3)
 				hexdump("output differs from the model", out, out_len);
 		}
-		distinct += !seen[be];
-		seen[be] = true;
+		/* The backend the output frame went to. */
+		to = retval == XDP_TX ? sent_to(v, out, out_len) : -1;
+		if (to >= 0) {
+			distinct += !seen[to];
+			seen[to] = true;
+		}
 	}
 	ASSERT_EQ(wrong, 0, family == 4 ? "ipv4 flows off the model" : "ipv6 flows off the model");
-	ASSERT_EQ(distinct, DP_MAX_VIP_BACKENDS, "every backend chosen");
+	ASSERT_EQ(distinct, DP_MAX_VIP_BACKENDS, "every backend sent flows (outer destinations)");
+	/* And as the program counted them, per backend. */
+	for (k = 0; k < v->n_ids; k++) {
+		struct xlb_counter after = dp_counter(fx.maps.backend_stats, v->ids[k]);
+
+		counted += after.packets > before[k].packets;
+		packets += after.packets - before[k].packets;
+	}
+	ASSERT_EQ(counted, DP_MAX_VIP_BACKENDS, "every backend counted packets");
+	ASSERT_EQ(packets, RANDOM_FLOWS, "packets counted for the VIP's backends");
 }
 
 static void random_flows_reach_the_backend_userspace_computes(void)

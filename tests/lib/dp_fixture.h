@@ -108,6 +108,8 @@ struct dp_vip {
 	const struct dp_vip_def *def;
 	__u32 *table;		/* what the fixture installed; NULL: none */
 	__u32 m;
+	__u32 ids[DP_MAX_VIP_BACKENDS];	/* its backends' record ids */
+	__u32 n_ids;
 };
 
 struct dp_fixture {
@@ -176,6 +178,31 @@ static inline int dp_add_backend(struct dp_fixture *fx, __u32 vip_id,
 	return bpf_map_update_elem(fx->maps.backends, &id, &be, BPF_ANY) ? -errno : 0;
 }
 
+/*
+ * Give backend record id to another backend, at addr, of generation gen,
+ * as the loader does when it reuses the id of a deleted backend (same VIP,
+ * weight and flags); the model follows.
+ */
+static inline int dp_reuse_backend(struct dp_fixture *fx, __u32 id,
+				   const char *addr, __u32 gen)
+{
+	struct dp_backend *b = &fx->backends[id];
+	struct xlb_backend be;
+
+	if (bpf_map_lookup_elem(fx->maps.backends, &id, &be))
+		return -errno;
+	b->family = strchr(addr, ':') ? 6 : 4;
+	snprintf(b->addr, sizeof(b->addr), "%s", addr);
+	memset(b->bin, 0, sizeof(b->bin));
+	if (!pkt_addr(b->family, addr, b->bin))
+		return -EINVAL;
+	memset(be.addr, 0, sizeof(be.addr));
+	memcpy(be.addr, b->bin, b->family == 4 ? 4 : 16);
+	be.family = b->family == 4 ? XLB_AF_INET : XLB_AF_INET6;
+	be.gen = gen;
+	return bpf_map_update_elem(fx->maps.backends, &id, &be, BPF_ANY) ? -errno : 0;
+}
+
 static inline int dp_add_vip(struct dp_fixture *fx, const struct dp_vip_def *d)
 {
 	struct xlb_vip_key key = { .port = htons(d->port), .proto = d->proto,
@@ -208,6 +235,8 @@ static inline int dp_add_vip(struct dp_fixture *fx, const struct dp_vip_def *d)
 				return err;
 		}
 	}
+	memcpy(v->ids, ids, n * sizeof(ids[0]));
+	v->n_ids = n;
 	if (!d->no_table) {
 		v->table = calloc(d->m, sizeof(__u32));
 		if (!v->table)
@@ -293,6 +322,7 @@ static inline void dp_fixture_release(struct dp_fixture *fx)
 	for (i = 0; i < VIP__COUNT; i++) {
 		free(fx->vips[i].table);
 		fx->vips[i].table = NULL;
+		fx->vips[i].n_ids = 0;
 	}
 	fx->n_backends = 0;
 }
