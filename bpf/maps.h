@@ -29,7 +29,8 @@ struct {
 } xlb_vips SEC(".maps");
 
 /*
- * Atomic table updates: each VIP's lookup table (M backend ids) is an inner
+ * Atomic table updates: each VIP's lookup table (M backend ids, packed four
+ * to an 8-byte element: struct xlb_table_elem) is an inner
  * array held in xlb_tables at the VIP's id. The loader fills a new inner
  * array completely (BPF_F_MMAPABLE: one memcpy) and then replaces the outer
  * entry in one update, so a packet sees either the whole old table or the
@@ -40,9 +41,11 @@ struct {
 struct xlb_table_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	__uint(max_entries, XLB_DEFAULT_TABLE_SIZE);
+	__uint(max_entries, XLB_TABLE_ELEMS(XLB_DEFAULT_TABLE_SIZE));
 	__type(key, __u32);
-	__type(value, __u32);
+	/* struct xlb_table_elem's shape: as a struct, BTF would hold it
+	 * only as a forward declaration, which libbpf cannot size. */
+	__type(value, __u16[XLB_TABLE_IDS]);
 };
 
 struct {

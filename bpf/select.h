@@ -9,7 +9,7 @@
  * the same backends). Without it, fragments are not a VIP's traffic.
  *
  * The backend is one array index: the VIP's table (M backend ids, M prime,
- * chosen per VIP) at flow hash mod M.
+ * chosen per VIP, four to an element) at flow hash mod M.
  */
 #ifndef XLB_BPF_SELECT_H
 #define XLB_BPF_SELECT_H
@@ -53,18 +53,20 @@ XLB_INLINE const struct xlb_vip *xlb_vip_lookup(const struct xlb_flow *flow)
 XLB_INLINE int xlb_table_pick(const struct xlb_vip *vip, __u64 hash,
 			      __u32 *backend_id)
 {
-	__u32 slot, *id;
+	const struct xlb_table_elem *e;
+	__u32 slot, elem;
 	void *table;
 
 	table = bpf_map_lookup_elem(&xlb_tables, &vip->id);
 	if (!table || vip->table_size == 0)
 		return -XLB_STAT_DROP_NO_TABLE;
 	slot = (__u32)hash % vip->table_size;
-	/* NULL when the VIP's M and its table's size disagree. */
-	id = bpf_map_lookup_elem(table, &slot);
-	if (!id)
+	elem = 1 + slot / XLB_TABLE_IDS;
+	/* NULL when the VIP's M is larger than its table. */
+	e = bpf_map_lookup_elem(table, &elem);
+	if (!e)
 		return -XLB_STAT_DROP_NO_TABLE;
-	*backend_id = *id;
+	*backend_id = e->id[slot % XLB_TABLE_IDS];
 	return 0;
 }
 

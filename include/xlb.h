@@ -85,6 +85,22 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_vip_key) == 20, "xlb_vip_key layout");
  * M with a table of another size.
  */
 /*
+ * A VIP's table as the kernel holds it: an inner array (bpf/maps.h) whose
+ * element 0 is a header holding M, and each element after it the backend
+ * ids of XLB_TABLE_IDS consecutive slots, 16 bits each (backend ids are
+ * below XLB_MAX_BACKENDS). The kernel rounds an array's values up to 8
+ * bytes: four ids to an element make 2 bytes a slot, where one 32-bit id
+ * took 8. Slot k lives in element 1 + k / 4, at k % 4.
+ */
+#define XLB_TABLE_IDS		4
+struct xlb_table_elem {
+	__u16 id[XLB_TABLE_IDS];	/* header: M's low and high halves */
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_table_elem) == 8, "xlb_table_elem layout");
+XLB_STATIC_ASSERT(XLB_MAX_BACKENDS <= 65536, "backend ids fit 16 bits");
+#define XLB_TABLE_ELEMS(m)	(1 + ((m) + XLB_TABLE_IDS - 1) / XLB_TABLE_IDS)
+
+/*
  * The VIP filter (include/vip_filter.h): one bit per hash of a destination
  * (address, port, protocol, family), set for every VIP, so that a packet
  * of no VIP leaves the datapath before any lookup. A bit can be shared, by

@@ -110,5 +110,31 @@ static void table_swap_read_back_and_removal(void)
 	ASSERT_TRUE(!strcmp(dst, "203.0.113.50"), "the first backend's address");
 }
 
+/* A table costs 2 bytes a slot: 65537 slots in 16,385 elements of 8
+ * bytes, and a header, where one 32-bit id to an 8-byte element took 8. */
+static void a_table_takes_two_bytes_a_slot(void)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), inner_id, vip = VIP_RANDOM4;
+	int fd;
+
+	if (!fixture())
+		return;
+	if (!ASSERT_OK(bpf_map_lookup_elem(fx.maps.tables, &vip, &inner_id), "outer entry"))
+		return;
+	fd = bpf_map_get_fd_by_id(inner_id);
+	if (!ASSERT_GE(fd, 0, "inner table"))
+		return;
+	if (ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len), "info")) {
+		ASSERT_EQ(fx.vips[VIP_RANDOM4].m, 65537, "the VIP's M");
+		ASSERT_EQ(info.value_size, 8, "bytes an element");
+		ASSERT_EQ(info.max_entries, 1 + 65537 / 4 + 1, "elements");
+		ASSERT_LE((__u64)info.value_size * info.max_entries, 128 * 1024 + 16,
+			  "bytes of a 65537-slot table");
+	}
+	close(fd);
+}
+
 TEST_MAIN(TEST(missing_config_and_source_are_counted_drops),
-	  TEST(table_swap_read_back_and_removal))
+	  TEST(table_swap_read_back_and_removal),
+	  TEST(a_table_takes_two_bytes_a_slot))

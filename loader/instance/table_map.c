@@ -14,8 +14,9 @@
  * the swap, once no running program can hold it. Installed arrays are
  * frozen, so nothing can alter a live table.
  *
- * An array map stores each element in a slot rounded up to 8 bytes, and
- * mmap() shows that layout: backend id i lives at byte 8 * i.
+ * The layout is include/xlb.h's struct xlb_table_elem: a header holding
+ * M, then four 16-bit backend ids to an 8-byte element (an array map
+ * rounds every value up to 8 bytes, as mmap() shows it).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -26,27 +27,21 @@
 #include "xlb.h"
 #include "table_map.h"
 
-#define SLOT_STRIDE	8	/* round_up(sizeof(__u32), 8) */
-
-static size_t table_bytes(__u32 m)
+static size_t table_bytes(__u32 elems)
 {
 	size_t page = sysconf(_SC_PAGESIZE);
 
-	return ((size_t)m * SLOT_STRIDE + page - 1) / page * page;
-}
-
-static __u32 *slot_at(void *mem, __u32 i)
-{
-	return (__u32 *)((char *)mem + (size_t)i * SLOT_STRIDE);
+	return ((size_t)elems * sizeof(struct xlb_table_elem) + page - 1) /
+	       page * page;
 }
 
 int xlb_table_create(const __u32 *slots, __u32 m)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts,
 		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	void *mem;
+	__u32 i, elems = XLB_TABLE_ELEMS(m);
+	struct xlb_table_elem *mem;
 	int fd, err;
-	__u32 i;
 
 	if (m < XLB_MIN_TABLE_SIZE || m > XLB_MAX_TABLE_SIZE)
 		return -EINVAL;
@@ -55,18 +50,22 @@ int xlb_table_create(const __u32 *slots, __u32 m)
 			return -EINVAL;
 
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xlb_table", sizeof(__u32),
-			    sizeof(__u32), m, &opts);
+			    sizeof(*mem), elems, &opts);
 	if (fd < 0)
 		return -errno;
-	mem = mmap(NULL, table_bytes(m), PROT_READ | PROT_WRITE, MAP_SHARED,
+	mem = mmap(NULL, table_bytes(elems), PROT_READ | PROT_WRITE, MAP_SHARED,
 		   fd, 0);
 	if (mem == MAP_FAILED) {
 		err = -errno;
 		goto fail;
 	}
+	/* The array comes zeroed: the tail of the last element stays
+	 * XLB_BACKEND_NONE, and no slot reaches it. */
+	mem[0].id[0] = m & 0xffff;
+	mem[0].id[1] = m >> 16;
 	for (i = 0; i < m; i++)
-		*slot_at(mem, i) = slots[i];
-	munmap(mem, table_bytes(m));
+		mem[1 + i / XLB_TABLE_IDS].id[i % XLB_TABLE_IDS] = slots[i];
+	munmap(mem, table_bytes(elems));
 	/* Read-only from now on; needs the writable mapping gone. */
 	if (bpf_map_freeze(fd)) {
 		err = -errno;
@@ -117,8 +116,8 @@ int xlb_table_read(int tables_fd, __u32 vip_id, __u32 **slots, __u32 *m)
 {
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
-	__u32 inner_id, *copy, i;
-	void *mem;
+	__u32 inner_id, *copy, i, n;
+	struct xlb_table_elem *mem;
 	int fd, err;
 
 	if (bpf_map_lookup_elem(tables_fd, &vip_id, &inner_id))
@@ -130,8 +129,9 @@ int xlb_table_read(int tables_fd, __u32 vip_id, __u32 **slots, __u32 *m)
 		err = -errno;
 		goto cleanup;
 	}
-	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != sizeof(__u32) ||
-	    !(info.map_flags & BPF_F_MMAPABLE) || info.max_entries == 0) {
+	if (info.type != BPF_MAP_TYPE_ARRAY ||
+	    info.value_size != sizeof(struct xlb_table_elem) ||
+	    !(info.map_flags & BPF_F_MMAPABLE) || info.max_entries < 2) {
 		err = -EINVAL;
 		goto cleanup;
 	}
@@ -141,15 +141,21 @@ int xlb_table_read(int tables_fd, __u32 vip_id, __u32 **slots, __u32 *m)
 		err = -errno;
 		goto cleanup;
 	}
-	copy = malloc((size_t)info.max_entries * sizeof(__u32));
+	/* M from the header, which must agree with the array's size. */
+	n = mem[0].id[0] | (__u32)mem[0].id[1] << 16;
+	copy = NULL;
+	err = -EINVAL;
+	if (n && n <= XLB_MAX_TABLE_SIZE && XLB_TABLE_ELEMS(n) == info.max_entries) {
+		copy = malloc((size_t)n * sizeof(__u32));
+		err = copy ? 0 : -ENOMEM;
+	}
 	if (copy) {
-		for (i = 0; i < info.max_entries; i++)
-			copy[i] = *slot_at(mem, i);
+		for (i = 0; i < n; i++)
+			copy[i] = mem[1 + i / XLB_TABLE_IDS].id[i % XLB_TABLE_IDS];
 		*slots = copy;
-		*m = info.max_entries;
+		*m = n;
 	}
 	munmap(mem, table_bytes(info.max_entries));
-	err = copy ? 0 : -ENOMEM;
 cleanup:
 	close(fd);
 	return err;
