@@ -298,10 +298,16 @@ int main(int argc, char **argv)
 	       "entry and made one again: IPv4 %.2f%%, IPv6 %.2f%% (flows whose set of %d\n"
 	       "was full, each evicting another such flow every turn).\n",
 	       refill[0], refill[1], XLB_CT_WAYS);
-	printf("\nTarget: a connection-table hit adds at most %.0f ns per packet over the "
-	       "lookup table alone: IPv4 %+.1f ns, IPv6 %+.1f ns (%s); with 100,000 "
-	       "flows in turn IPv4 %+.1f ns, IPv6 %+.1f ns.\n", TARGET_NS, hit[0], hit[1],
-	       hit[0] <= TARGET_NS && hit[1] <= TARGET_NS ? "met" : "not met",
-	       hit_many[0], hit_many[1]);
+	/* A hit of one cached flow skips the VIP lookup, the hash and the
+	 * table that the table alone does: against it, a hit cannot lose,
+	 * so that is no verdict. With 100,000 flows in turn both paths read
+	 * their flow's state from memory: like with like. */
+	printf("\nTarget: with 100,000 flows in turn, a connection-table hit adds at most "
+	       "%.0f ns per packet over the lookup table alone on the same flows: "
+	       "IPv4 %+.1f ns, IPv6 %+.1f ns (%s). With one flow a hit is %+.1f / "
+	       "%+.1f ns against the table alone, which does strictly more work: "
+	       "reported, not judged.\n", TARGET_NS, hit_many[0], hit_many[1],
+	       hit_many[0] <= TARGET_NS && hit_many[1] <= TARGET_NS ? "met" : "not met",
+	       hit[0], hit[1]);
 	return 0;
 }

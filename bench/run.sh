@@ -129,6 +129,8 @@ done
 		echo
 	fi
 	for n in "${names[@]}"; do
+		# Where each benchmark's section starts (markdown hides it).
+		echo "<!-- bench: $n -->"
 		cat "$tmp/$n.md"
 		echo
 	done
