@@ -17,12 +17,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/loader_lib.sh"
 
-tl_require_root apply_strict || exit 0
-loader_setup aps || { tl_fail apply_strict_setup "cannot create namespaces or a pin dir"; exit 1; }
-if ! x attach v0 --mode generic >/dev/null 2>"$TMP/err"; then
-	tl_fail apply_strict_setup "xlb attach: $(cat "$TMP/err")"
-	exit 1
-fi
+loader_attached apply_strict aps || exit 1
 
 # Every map of the instance (the connection table by its census), as
 # test_loader_cli.sh compares them.

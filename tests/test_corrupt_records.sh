@@ -10,13 +10,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/loader_lib.sh"
 
-tl_require_root corrupt_records || exit 0
-loader_setup bad || { tl_fail corrupt_records_setup "cannot create namespaces or a pin dir"; exit 1; }
-if ! x attach v0 --mode generic >/dev/null 2>"$TMP/err"; then
-	tl_fail corrupt_records_setup "xlb attach: $(cat "$TMP/err")"
-	exit 1
-fi
-tl_on_exit "tl_in $NS xdp-loader unload -a v0"
+loader_attached corrupt_records bad || exit 1
 
 x config set src4 198.51.100.254
 x vip add 192.0.2.10:80/tcp

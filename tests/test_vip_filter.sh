@@ -10,13 +10,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/loader_lib.sh"
 
-tl_require_root vip_filter || exit 0
-loader_setup flt || { tl_fail vip_filter_setup "cannot create namespaces or a pin dir"; exit 1; }
-if ! x attach v0 --mode generic >/dev/null 2>"$TMP/err"; then
-	tl_fail vip_filter_setup "xlb attach: $(cat "$TMP/err")"
-	exit 1
-fi
-tl_on_exit "tl_in $NS xdp-loader unload -a v0"
+loader_attached vip_filter flt || exit 1
 
 # The filter's value as bytes: ready (8), then the bits.
 filter_bytes() {

@@ -20,6 +20,22 @@ loader_setup() {
 	ip -n "$NS" link set v0 up && ip -n "$PEER" link set v1 up
 }
 
+# loader_attached TEST NAME: root, loader_setup NAME, and xlb attached to
+# v0 (generic mode, taken off at exit); or FAIL TEST_setup and return 1
+# (0 and no setup when not root: the caller has nothing to run).
+loader_attached() {
+	tl_require_root "$1" || exit 0
+	if ! loader_setup "$2"; then
+		tl_fail "$1_setup" "cannot create namespaces or a pin dir"
+		return 1
+	fi
+	if ! x attach v0 --mode generic >/dev/null 2>"$TMP/err"; then
+		tl_fail "$1_setup" "xlb attach: $(cat "$TMP/err")"
+		return 1
+	fi
+	tl_on_exit "tl_in $NS xdp-loader unload -a v0 >/dev/null 2>&1"
+}
+
 # x ARGS...: xlb on the test's instance, in its namespace.
 x() { tl_in "$NS" "$XLB" --pin-dir "$PIN" "$@"; }
 
