@@ -47,8 +47,12 @@ x() { tl_in "$NS" "$XLB" "$@"; }
 zero=00000000000000000000000000000000  # an unset seed reads null
 x backend add 192.0.2.1:80/tcp 203.0.113.1 2>/dev/null
 x vip del 192.0.2.1:80/tcp 2>/dev/null
+filter_ready() {
+	bpftool -j map lookup pinned "$GLOBALS/xlb_vip_filter" key 0 0 0 0 | jq -r '.value[0]'
+}
 tl_check iplink_failed_commands_write_no_seed \
 	test "$(x -j config show | jq -r .seed)" == null
+tl_check iplink_failed_commands_write_no_filter test "$(filter_ready)" == 0x00
 x config set src4 198.51.100.1 &&
 x vip add 192.0.2.10:80/tcp &&
 x backend add 192.0.2.10:80/tcp 203.0.113.5
@@ -57,6 +61,7 @@ tl_check iplink_configured_by_xlb_without_pin_dir \
 seed=$(x -j config show | jq -r .seed)
 tl_check iplink_first_write_sets_a_random_seed \
 	test "${#seed}" -eq 32 -a "$seed" != "$zero"
+tl_check iplink_first_write_makes_the_filter test "$(filter_ready)" == 0x01
 
 # A TCP SYN from 203.0.113.77:40000 to the VIP, as received on v0.
 python3 - "$TMP" <<'EOF'

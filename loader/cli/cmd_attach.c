@@ -295,7 +295,8 @@ int do_attach(int argc, char **argv)
 		want = st->config;
 		if (ct.ct_size)
 			want.ct_size = ct.ct_size;
-		err = xlb_config_write(&inst, st, &want);
+		err = xlb_update_pending(&inst, st) ?:
+		      xlb_config_write(&inst, st, &want);
 		xlb_update_close(&inst, st);
 	}
 	if (!err)

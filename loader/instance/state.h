@@ -34,6 +34,10 @@ struct xlb_state {
 	 * first write of the command writes them first, and a command that
 	 * writes nothing leaves the instance as it was. */
 	bool seeds_pending;
+	/* The VIP filter may not be the image of the VIPs (an older xlb's
+	 * instance, a program `ip link` loaded afresh): rewritten, if it
+	 * differs, by the command's first write, as the seeds are. */
+	bool filter_pending;
 	__u32 n_vips;
 	struct xlb_state_vip vips[XLB_MAX_VIPS];	/* sorted by key */
 	struct xlb_backend backends[XLB_MAX_BACKENDS];	/* by id */

@@ -537,11 +537,7 @@ int xlb_update_begin(struct xlb_instance *inst, struct xlb_state **out,
 	err = free_leftovers(inst, st);
 	if (err)
 		goto fail;
-	/* A filter the VIPs outgrew: an instance of an older xlb, or one
-	 * whose program `ip link` loaded afresh. */
-	err = filter_sync(inst, st, NULL);
-	if (err)
-		goto fail;
+	st->filter_pending = true;
 	err = first_use(st, seed_given);
 	if (err)
 		goto fail;
@@ -817,6 +813,12 @@ int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
 
 	if (!memcmp(cfg, &st->config, sizeof(*cfg)) && !st->seeds_pending)
 		return 0;
+	if (st->filter_pending) {
+		err = filter_sync(inst, st, NULL);
+		if (err)
+			return err;
+		st->filter_pending = false;
+	}
 	err = map_update(inst->config_fd, &zero, cfg, 0);
 	if (err) {
 		p_err("cannot write %s/%s: %s", inst->dir, XLB_MAP_CONFIG,
@@ -828,11 +830,18 @@ int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
 	return 0;
 }
 
-/* Before the first write of a command: the seeds of a first use. */
-static int write_pending_seeds(struct xlb_instance *inst, struct xlb_state *st)
+/* Before the first write of a command, and only if it makes one. */
+int xlb_update_pending(struct xlb_instance *inst, struct xlb_state *st)
 {
 	struct xlb_config cfg = st->config;
+	int err;
 
+	if (st->filter_pending) {
+		err = filter_sync(inst, st, NULL);
+		if (err)
+			return err;
+		st->filter_pending = false;
+	}
 	return st->seeds_pending ? xlb_config_write(inst, st, &cfg) : 0;
 }
 
@@ -854,7 +863,7 @@ int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
 	xlb_vip_diff(st, key, m, want, n, &d);
 	if (!d.rebuild && !d.adds && !d.reweights && !d.removes)
 		return 0;
-	err = write_pending_seeds(inst, st);
+	err = xlb_update_pending(inst, st);
 	if (err)
 		return err;
 	if (d.rebuild)
@@ -876,7 +885,7 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 		p_err("no VIP %s", name);
 		return -ENOENT;
 	}
-	err = write_pending_seeds(inst, st);
+	err = xlb_update_pending(inst, st);
 	if (err)
 		return err;
 	id = v->vip.id;

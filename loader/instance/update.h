@@ -131,6 +131,14 @@ typedef int (*xlb_change_fn)(struct xlb_instance *inst, struct xlb_state *st,
 int xlb_update_all_or_nothing(struct xlb_instance *inst, struct xlb_state *st,
 			      xlb_change_fn change, void *arg);
 
+/*
+ * What an opened instance may lack, written by a command's first write and
+ * only if it makes one (a command that fails changes nothing): a stale VIP
+ * filter, the seeds of a first use. xlb attach calls it itself, since it
+ * changes the device whatever it writes. Returns 0 or -errno after p_err().
+ */
+int xlb_update_pending(struct xlb_instance *inst, struct xlb_state *st);
+
 /* Write the settings (one update) when they differ from the state's. */
 int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
 		     const struct xlb_config *cfg);
