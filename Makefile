@@ -6,6 +6,9 @@
 # make bench      run every benchmark and print a BENCHMARKS.md-ready report
 # make vmtest     run the suite inside a VM on another kernel (KERNEL=bzImage)
 # make install    install xlb, xlb.bpf.o and xlb(8) under $(DESTDIR)$(PREFIX)
+# make fuzz       build the fuzz targets (fuzz/) and run each for FUZZ_SECONDS (60)
+# make check-sanitize  xlb with ASan and UBSan in build/san/, and the CLI and
+#                 loader tests against it
 # V=1             show full commands
 
 BUILD      ?= build
@@ -167,5 +170,7 @@ install: $(BUILD)/xlb $(BUILD)/xlb.bpf.o
 clean:
 	$(call msg,CLEAN,$(BUILD))
 	$(Q)rm -rf $(BUILD)
+
+include fuzz/fuzz.mk
 
 -include $(wildcard $(BUILD)/*.d $(BUILD)/*/*.d $(BUILD)/*/*/*.d)

@@ -12,6 +12,8 @@ packages=(
 	# /etc/protocols, for `ip route get ... ipproto tcp` (scripts/ecmp.sh);
 	# python3 builds test_loader_iplink.sh's frame
 	netbase python3
+	# libFuzzer and the sanitizers' runtimes (make fuzz, make check-sanitize)
+	libclang-rt-14-dev
 	# the datapath must also build and load with clang 19
 	clang-19
 	# vmtest: a 6.1 kernel under qemu

@@ -165,6 +165,12 @@ static int parse_json(struct desired *d, const char *buf, size_t len)
 	errno = 0;
 	d->root = json_tokener_parse_ex(tok, buf, len);
 	jerr = json_tokener_get_error(tok);
+	/* A number or literal at the very end of the text may go on, for
+	 * json-c, until it is told the text has ended. */
+	if (!d->root && jerr == json_tokener_continue) {
+		d->root = json_tokener_parse_ex(tok, "", 1);
+		jerr = json_tokener_get_error(tok);
+	}
 	if (!d->root || jerr != json_tokener_success) {
 		/* json-c 0.16 has no error for memory: a NULL value with
 		 * "success", or malloc's errno. */
