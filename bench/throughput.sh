@@ -8,6 +8,7 @@
 #
 #   bench/throughput.sh [--quick] [--rounds N] [--seconds S] [--rate PPS]
 #                       [--flows N] [--conntrack-size N] [--configs LIST]
+#                       [--flood-cap N] [--flood-nice N]
 #
 #   --quick      one short round (the smoke test; figures mean little)
 #   --rounds N   rounds of every configuration, alternating (default 5)
@@ -22,6 +23,15 @@
 #                the configurations to run, comma-separated (default: all;
 #                the reflector always runs, as every ratio is to it, and
 #                its IPv6 run with any IPv6 configuration)
+#   --flood-cap N
+#                v4_hit_flood: xlb's cap on new connection-table entries
+#                (`xlb config set ct-rate-limit`, per second per CPU) while
+#                it runs (default: xlb's, 100000; the other configurations
+#                keep xlb's default)
+#   --flood-nice N
+#                v4_hit_flood: the SYN generator's nice level on the
+#                generators' CPU, 0 to 19: the higher, the smaller its
+#                share of that CPU and the flood (default 7)
 #
 # Topology, one network namespace per box:
 #
@@ -78,6 +88,32 @@
 # forwarding). A command started at that cadence costs something by itself
 # (fork, exec), so a control runs `xlb help`, which touches no map, the
 # same way: the swaps' own cost is the difference between the two.
+#
+# Under a SYN flood (v4_hit_flood): the hits' traffic (ACKs of --flows
+# established flows) and, from a second xlb-gen, SYNs of ever new flows to
+# the same VIP from other sources (see FLOOD_SRCS), past the connection
+# table's cap on new entries (xlb's, 100,000 a second per CPU, or
+# --flood-cap). Each run measures the ACKs alone first, then the ACKs and
+# the flood together, the same generator going on: the first interval is
+# the baseline of the second. Both generators run on the generators' CPU;
+# the scheduler alternates them in slices of a few milliseconds, the SYN
+# generator (at a lower priority, --flood-nice) for a small share of them,
+# which sets the flood's rate. Each offers more than the balancer forwards
+# while it runs: the ACKs' as fast as it goes, the SYNs' paced at 1.25
+# times what the balancer forwarded of the ACKs alone. So the balancer takes
+# bursts of ACKs and of SYNs in turn and is never idle for want of either
+# (a flood paced at its own rate would leave it idle for most of the
+# flood's slices), and the flood spends few flows on frames the balancer's
+# link refuses. The frames tell the two apart: the SYNs are 54 bytes (no
+# payload), the ACKs 64, so the byte counts of xlb's counters (what it
+# took) and of the sink (what it forwarded) split either count in two.
+# Other work on the generators' CPU leaves the balancer idle while it runs
+# (the report gives the generators' run time and the balancer thread's):
+# the packets forwarded per second of the balancer's NAPI thread's run
+# time do not depend on that. The path check:
+# xlb's counters must show the flood past the cap (ct_bypass), no more new
+# entries than the cap allows, and every established packet a hit
+# (ct_hit); a run that took another path fails the benchmark.
 set -uo pipefail
 
 # shellcheck source=../tests/lib/lib.sh
@@ -85,6 +121,7 @@ set -uo pipefail
 GEN=$BUILD/tools/xlb-gen
 
 rounds=5 seconds=1.5 warm=0.5 rate=0 quick=0 hit_flows=4096 ct_size= only=
+flood_cap='' flood_nice=7
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--quick) quick=1 rounds=1 seconds=0.3 warm=0.2 ;;
@@ -93,10 +130,14 @@ while [[ $# -gt 0 ]]; do
 	--rate) rate=${2:-}; shift ;;
 	--flows) hit_flows=${2:-}; shift ;;
 	--conntrack-size) ct_size=${2:-}; shift ;;
+	--flood-cap|--flood-nice)
+		[[ -n ${2:-} ]] || { echo "throughput.sh: $1: a number is missing" >&2; exit 1; }
+		[[ $1 == --flood-cap ]] && flood_cap=$2 || flood_nice=$2
+		shift ;;
 	--configs)
 		[[ -n ${2:-} ]] || { echo "throughput.sh: --configs: a list of configurations is missing" >&2; exit 1; }
 		only=$2; shift ;;
-	-h|--help) sed -n '/^#   bench\/throughput.sh/,/^#                its IPv6 run/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '/^#   bench\/throughput.sh/,/^#                share of that CPU and the flood/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "throughput.sh: unknown argument '$1' (see --help)" >&2; exit 1 ;;
 	esac
 	shift
@@ -111,13 +152,27 @@ done
 	{ echo "throughput.sh: --flows: '$hit_flows' is not a count from 1 to 262144" >&2; exit 1; }
 [[ -z $ct_size || $ct_size =~ ^[1-9][0-9]*$ ]] ||
 	{ echo "throughput.sh: --conntrack-size: '$ct_size' is not a positive number" >&2; exit 1; }
+[[ -z $flood_cap ]] || { [[ $flood_cap =~ ^[1-9][0-9]{0,8}$ ]] && (( flood_cap <= 100000000 )); } ||
+	{ echo "throughput.sh: --flood-cap: '$flood_cap' is not a count from 1 to 100000000" >&2; exit 1; }
+if ! [[ $flood_nice =~ ^[0-9]{1,2}$ ]] || (( 10#$flood_nice > 19 )); then
+	echo "throughput.sh: --flood-nice: '$flood_nice' is not a nice level from 0 to 19" >&2
+	exit 1
+fi
+flood_nice=$((10#$flood_nice))
+# xlb's own cap, for the report and the path check when --flood-cap leaves it.
+CT_RATE_DEFAULT=$(awk '$1 == "#define" && $2 == "XLB_CT_RATE_LIMIT" { print $3 }' \
+	"$XLB_TOP/include/xlb.h" 2>/dev/null)
+[[ $CT_RATE_DEFAULT =~ ^[1-9][0-9]*$ ]] || CT_RATE_DEFAULT=100000
+flood_cap_set=$flood_cap
+flood_cap=${flood_cap:-$CT_RATE_DEFAULT}
 
 # The configurations, and those --configs picks.
-ALL_CONFIGS=(reflector reflector6 v4_hit v4_hit_cached v4_miss v6_hit v4_control v4_swap v4_redirect)
+ALL_CONFIGS=(reflector reflector6 v4_hit v4_hit_flood v4_hit_cached v4_miss v6_hit v4_control v4_swap v4_redirect)
 declare -A TITLE=(
 	[reflector]="MAC-swap XDP_TX reflector (the limit)"
 	[reflector6]="MAC-swap XDP_TX reflector, IPv6 frames (the limit for IPv6)"
 	[v4_hit]="xlb, IPv4 TCP, connection-table hits"
+	[v4_hit_flood]="xlb, IPv4 TCP, hits during a SYN flood (the hits' packets only)"
 	[v4_hit_cached]="xlb, IPv4 TCP, hits of 16 flows (entries stay in the CPU's caches)"
 	[v4_miss]="xlb, IPv4 TCP, misses (every packet a new flow)"
 	[v6_hit]="xlb, IPv6 TCP, connection-table hits"
@@ -174,7 +229,8 @@ xlb() { tl_in "$NS_LB" "$XLB" --pin-dir "$PIN" "$@"; }
 # pinned to the balancer's CPU, at real-time priority: NAPI normally runs
 # in softirq context, ahead of every task, and other work on the machine
 # must not take the balancer's CPU in the middle of a measurement. Returns
-# 1 when the kernel cannot.
+# 1 when the kernel cannot. The thread's PID goes to NAPI_PID[DEV].
+declare -A NAPI_PID
 threaded_napi() {
 	local ns=$1 dev=$2 pid comm f
 	ip netns exec "$ns" sh -c "echo 1 > /sys/class/net/$dev/threaded" 2>/dev/null || return 1
@@ -185,6 +241,7 @@ threaded_napi() {
 			pid=${pid%/comm}
 			taskset -p -c "$LB_CPU" "$pid" >/dev/null &&
 				chrt -f -p 50 "$pid" || return 1
+			NAPI_PID[$dev]=$pid
 			return 0
 		fi
 	done
@@ -253,7 +310,7 @@ cpu_time() {
 
 # received NS DEV: frames the sink program on DEV has dropped so far.
 received() {
-	tl_in "$1" ethtool -S "$2" | awk '/xdp_drops/ { n += $2 } END { print n + 0 }'
+	tl_in "$1" ethtool -S "$2" | awk '/xdp_drops/ { n += $2 } END { printf "%.0f\n", n }'
 }
 
 # ct_stats: "hits misses bypassed inserted" of xlb's connection table so far
@@ -377,6 +434,253 @@ run() {
 	log "$cfg: $pps pps forwarded (offered $out pps${2:+, paced}; CPU $LB_CPU busy $busy)"
 }
 
+# The SYN flood of v4_hit_flood (see the top): its sources, blocks of
+# the documentation ranges that the topology leaves unused; its frames'
+# length (Ethernet, IPv4 and TCP headers, no payload). xlb-gen numbers
+# flows over a block's addresses first, then the ports (1024-65535): each
+# run takes the block with the most flows left, from the first port no run
+# took (FLOOD_PORT), and never more flows than the block has left (xlb-gen
+# --count), so no flow comes twice until all of them (21.7 million) are
+# used; then every block starts again (flagged in the report).
+FLOOD_SRCS=(192.0.2.64/26 203.0.113.64/26 203.0.113.192/26 192.0.2.32/27 192.0.2.160/27
+	192.0.2.224/27 203.0.113.32/27 203.0.113.160/27)
+FLOOD_SIZE=54
+FLOOD_PORT=()
+flood_blk=0 flood_need=0 flood_repeats=0 FLOOD_FAILS=()
+for i in "${!FLOOD_SRCS[@]}"; do FLOOD_PORT[i]=1024; done
+
+# flood_left [BLOCK]: flows left in a block (default: the current one);
+# xlb-gen leaves out a prefix's own address and its broadcast.
+flood_left() {
+	local b=${1:-$flood_blk}
+	echo $(( (65536 - FLOOD_PORT[b]) * ((1 << (32 - ${FLOOD_SRCS[b]#*/})) - 2) ))
+}
+
+# flood_pick NEED: the block with the most flows left into flood_blk; when
+# none has NEED left, every block starts again.
+flood_pick() {
+	local b
+	flood_blk=0
+	for b in "${!FLOOD_SRCS[@]}"; do
+		(( $(flood_left "$b") <= $(flood_left) )) || flood_blk=$b
+	done
+	if (( $(flood_left) < $1 )); then
+		for b in "${!FLOOD_SRCS[@]}"; do FLOOD_PORT[b]=1024; done
+		flood_blk=0 flood_repeats=1
+	fi
+}
+
+# link_counts NS DEV: "frames bytes offered" of a veth: the frames and
+# bytes its XDP program received, and the frames xlb-gen pushed out of it,
+# whether its peer took them or refused them (ring full). (printf: mawk
+# prints numbers past 2^31 with six digits.)
+link_counts() {
+	tl_in "$1" ethtool -S "$2" | awk '
+		/^ *rx_queue_[0-9]+_xdp_packets:/ { p += $2 }
+		/^ *rx_queue_[0-9]+_xdp_bytes:/ { b += $2 }
+		/^ *tx_queue_[0-9]+_xdp_xmit(_errors)?:/ { o += $2 }
+		END { printf "%.0f %.0f %.0f\n", p, b, o }'
+}
+
+# flood_ct: "packets bytes" of xlb's hits and of its misses, then the
+# packets bypassed and inserted (xlb stats). The bytes tell the flood's
+# SYNs from the ACKs in one reading of the counters.
+flood_ct() {
+	xlb -j stats | jq -r '.counters | [.ct_hit.packets, .ct_hit.bytes, .ct_miss.packets,
+		.ct_miss.bytes, .ct_bypass.packets, .ct_insert.packets] | join(" ")'
+}
+
+# run_ns PID: nanoseconds process PID has run so far (0 once it is gone).
+run_ns() {
+	local ns
+	{ read -r ns _ < "/proc/$1/schedstat"; } 2>/dev/null || ns=0
+	echo "${ns:-0}"
+}
+
+# flood_snap ACK_PID [FLOOD_PID]: the counters v4_hit_flood reads at
+# either end of an interval, each group after its own clock reading (in
+# microseconds: bash's, no fork), as a slow read (xlb stats) must not
+# stretch the next group's interval. In this order: the time, CPU 1's busy
+# and available time, the run time of the two generators and of the
+# balancer's NAPI thread (with the softirq work it starts, the sink's,
+# unless the kernel counts softirq time apart: CONFIG_IRQ_TIME_ACCOUNTING);
+# the time, g0x's frames and bytes (what the sink got: the balancer's
+# output) and the frames both generators offered; the time, xlb's hits
+# (packets, bytes), misses (packets, bytes), bypassed and inserted packets.
+flood_snap() {
+	local t1 cpu r t2 link t3
+	t1=${EPOCHREALTIME/./}
+	r="$(run_ns "$1") $(run_ns "${2:-0}") $(run_ns "${NAPI_PID[$B0X]:-0}")"
+	cpu=$(cpu_time "$LB_CPU")
+	t2=${EPOCHREALTIME/./}
+	link=$(link_counts "$NS_GEN" "$G0X")
+	t3=${EPOCHREALTIME/./}
+	echo "$t1 $cpu $r $t2 $link $t3 $(flood_ct)"
+}
+
+# run_flood: one run of v4_hit_flood: the hits' ACKs alone, then with the
+# flood. Appends to $TMP/v4_hit_flood, for the main table, "established
+# pps forwarded, established pps offered, hits, misses, -, bypassed, CPU 1
+# busy" with the flood, then what the flood table shows (see its columns
+# below); a run whose path check fails adds its reasons to FLOOD_FAILS.
+run_flood() {
+	local file=$TMP/v4_hit_flood rest c0 ack_pid flood_pid i m m0 s0 s1 s2 s3 frate sent fpps addrs ports line why f short
+	read -r _ _ _ _ rest <<< "$(config_args v4_hit)"
+	if [[ -n $flood_cap_set ]]; then
+		xlb config set ct-rate-limit "$flood_cap" > /dev/null ||
+			die "v4_hit_flood: xlb config set ct-rate-limit $flood_cap failed"
+	fi
+	c0=$(received "$NS_GEN" "$G0X")
+	# shellcheck disable=SC2086,SC2046
+	nsenter --net="/run/netns/$NS_GEN" "$GEN" --dev "$G0X" --dst-mac "$MAC_B0X" --duration 600 --cpu "$GEN_CPU" \
+		$( ((rate)) && echo "--rate $rate") -j $rest > "$TMP/gen.out" 2> "$TMP/gen.err" &
+	ack_pid=$!
+	for ((i = 0; i < 300; i++)); do
+		[[ $(received "$NS_GEN" "$G0X") == "$c0" ]] || break
+		kill -0 "$ack_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	# Every hit flow's entry first: the misses stop once all have one (a
+	# cap the configuration before used up may hold them off for up to a
+	# second).
+	read -r _ m0 _ <<< "$(ct_stats)"
+	for ((i = 0; i < 40; i++)); do
+		sleep 0.05
+		read -r _ m _ <<< "$(ct_stats)"
+		(( m == m0 )) && break
+		m0=$m
+	done
+	sleep "$warm"
+	s0=$(flood_snap "$ack_pid")
+	sleep "$seconds"
+	s1=$(flood_snap "$ack_pid")
+	# The flood, from the next unused source port; the measurement starts
+	# once its SYNs are counted (misses), after a warm-up.
+	flood_pick "${flood_need:-0}"
+	read -r -a f <<< "$s1"
+	m0=${f[13]}
+	frate=$(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x); split(b, y)
+		r = y[7] > x[7] ? 1.25 * (y[8] - x[8]) * 1e6 / (y[7] - x[7]) : 0
+		printf "%d", (r > 1000 ? r : 1000) }')
+	nsenter --net="/run/netns/$NS_GEN" nice -n "$flood_nice" "$GEN" --dev "$G0X" --dst-mac "$MAC_B0X" \
+		--count "$(flood_left)" --cpu "$GEN_CPU" --rate "$frate" -j \
+		--dst "${VIP4%/tcp}" --src "${FLOOD_SRCS[flood_blk]}" \
+		--sport "${FLOOD_PORT[flood_blk]}-65535" --flows max --tcp-flags S --size "$FLOOD_SIZE" \
+		> "$TMP/flood.out" 2> "$TMP/flood.err" &
+	flood_pid=$!
+	for ((i = 0; i < 300; i++)); do
+		read -r _ m _ <<< "$(ct_stats)"
+		(( m == m0 )) || break
+		kill -0 "$flood_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	# A shorter warm-up: the ACKs are warm already, and every second of
+	# the flood spends flows.
+	sleep "$(awk -v w="$warm" 'BEGIN { print w / 5 }')"
+	s2=$(flood_snap "$ack_pid" "$flood_pid")
+	sleep "$seconds"
+	s3=$(flood_snap "$ack_pid" "$flood_pid")
+	short=
+	kill -0 "$flood_pid" 2>/dev/null || short="the flood's flows ran out before the interval ended"
+	kill -TERM "$flood_pid" "$ack_pid" 2>/dev/null
+	if ! wait "$flood_pid"; then
+		wait "$ack_pid"
+		die "xlb-gen (the flood) failed: $(cat "$TMP/flood.err")"
+	fi
+	wait "$ack_pid" || die "xlb-gen failed: $(cat "$TMP/gen.err")"
+	if [[ -n $flood_cap_set ]]; then
+		xlb config set ct-rate-limit 0 > /dev/null ||
+			die "v4_hit_flood: xlb config set ct-rate-limit 0 (xlb's default again) failed"
+	fi
+	sent=$(jq -r .sent "$TMP/flood.out") fpps=$(jq -r .pps "$TMP/flood.out")
+	addrs=$(( (1 << (32 - ${FLOOD_SRCS[flood_blk]#*/})) - 2 ))
+	ports=$(( (sent + addrs - 1) / addrs ))
+	log "v4_hit_flood: the flood's $sent SYNs came from ${FLOOD_SRCS[flood_blk]}," \
+		"ports ${FLOOD_PORT[flood_blk]}-$((FLOOD_PORT[flood_blk] + ports - 1))"
+	FLOOD_PORT[flood_blk]=$((FLOOD_PORT[flood_blk] + ports)) flood_need=$sent
+
+	# Either interval's counts. xlb's counters tell the flood's SYNs from
+	# the ACKs by their length (FLOOD_SIZE against an ACK's, measured in
+	# the first interval); so do the sink's, whose ACK length is measured
+	# there too (the same headers added to both).
+	line=$(awk -v s0="$s0" -v s1="$s1" -v s2="$s2" -v s3="$s3" -v fpps="$fpps" \
+		-v cap="$flood_cap" -v syn="$FLOOD_SIZE" '
+	function d(a, b, i) { return b[i] - a[i] }
+	function whole(x) { return x - int(x + 0.5) < 0.01 && int(x + 0.5) - x < 0.01 }
+	BEGIN {
+		split(s0, x0); split(s1, x1); split(s2, x2); split(s3, x3)
+		# fields of flood_snap
+		TR = 1; CB = 2; CA = 3; RA = 4; RF = 5; RN = 6
+		TL = 7; SP = 8; SB = 9; OF = 10
+		TC = 11; HP = 12; HB = 13; MP = 14; MB = 15; BY = 16; IN = 17
+		# each interval, seconds, by the clock of each group
+		tra = d(x0, x1, TR) / 1e6; trb = d(x2, x3, TR) / 1e6
+		tla = d(x0, x1, TL) / 1e6; tlb = d(x2, x3, TL) / 1e6
+		tca = d(x0, x1, TC) / 1e6; tcb = d(x2, x3, TC) / 1e6
+		pa = d(x0, x1, SP); ba = d(x0, x1, SB)
+		ha = d(x0, x1, HP); hba = d(x0, x1, HB); ma = d(x0, x1, MP)
+		bya = d(x0, x1, BY); ia = d(x0, x1, IN)
+		if (pa <= 0 || ha <= 0) { print "|the ACKs alone were not forwarded"; exit }
+		if (!whole(ba / pa) || !whole(hba / ha)) {
+			printf "|frames other than the ACKs went through before the flood (%.2f bytes a frame at the sink, %.2f a hit)\n", ba / pa, hba / ha
+			exit
+		}
+		aout = int(ba / pa + 0.5); ain = int(hba / ha + 0.5); dl = ain - syn
+		if (dl <= 0) { print "|the ACKs are not longer than the SYNs"; exit }
+		pb = d(x2, x3, SP); bb = d(x2, x3, SB)
+		hb = d(x2, x3, HP); hbb = d(x2, x3, HB); mb = d(x2, x3, MP); mbb = d(x2, x3, MB)
+		byb = d(x2, x3, BY); ib = d(x2, x3, IN)
+		ffwd = (pb * aout - bb) / dl; efwd = pb - ffwd
+		amb = (mbb - syn * mb) / dl; fmb = mb - amb	# misses: ACKs, SYNs
+		busya = d(x0, x1, CA) > 0 ? d(x0, x1, CB) / d(x0, x1, CA) : 0
+		busyb = d(x2, x3, CA) > 0 ? d(x2, x3, CB) / d(x2, x3, CA) : 0
+		offa = d(x0, x1, OF) / tla; offall = d(x2, x3, OF) / tlb; offb = offall - fpps
+		roff = offa > 0 ? offall / offa : 0
+		cova = ha / (ha + ma); covb = hb + amb > 0 ? hb / (hb + amb) : 0
+		why = ""
+		if (ma > ha / 1000)
+			why = why sprintf("; %.0f of the %.0f packets of established flows missed before the flood", ma, ha + ma)
+		if (fmb <= 0)
+			why = why "; no SYN of the flood reached the balancer"
+		if (byb <= 0)
+			why = why "; no SYN went past the cap (ct_bypass 0)"
+		if (ib > cap * (int(tcb) + 2))
+			why = why sprintf("; %.0f new entries in %.2f s, more than a cap of %d a second allows", ib, tcb, cap)
+		if (hbb != hb * ain)
+			why = why sprintf("; packets other than the ACKs counted as hits during the flood (%.2f bytes a hit)", hb ? hbb / hb : 0)
+		if (amb > hb / 1000)
+			why = why sprintf("; %.0f of the %.0f packets of established flows missed during the flood", amb, hb + amb)
+		if (efwd < 0 || ffwd < 0)
+			why = why "; the sink'"'"'s counts do not split into ACKs and SYNs"
+		re = (efwd / tlb) / (pa / tla); rall = (pb / tlb) / (pa / tla)
+		# rates per second the balancer thread ran: the rate over the
+		# share of the interval it ran
+		na = d(x0, x1, RN) / 1e9 / tra; nb = d(x2, x3, RN) / 1e9 / trb
+		ena = na > 0 ? pa / tla / na : 0; enb = nb > 0 ? efwd / tlb / nb : 0
+		anb = nb > 0 ? pb / tlb / nb : 0
+		rcap = ena > 0 ? enb / ena : 0; racap = ena > 0 ? anb / ena : 0
+		printf "%.0f %.0f %.0f %.0f - %.0f %.4f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.0f %.4f %.4f %.4f %.0f %.0f %.0f %.4f %.4f|%s\n",
+			efwd / tlb, offb, hb, mb, byb, busyb,
+			pa / tla, offa, pb / tlb, fpps, fmb / tcb, ffwd / tlb,
+			ib / tcb, byb / tcb, ia / tca, bya / tca, covb, cova, busya, re, rall,
+			d(x2, x3, RF) / 1e9 / trb, d(x2, x3, RA) / 1e9 / trb, d(x0, x1, RA) / 1e9 / tra,
+			offall, roff, nb, na, enb, anb, ena, rcap, racap, substr(why, 3)
+	}')
+	[[ $line == *"|"* ]] || line="|no figures: $line"
+	why=${line#*|} line=${line%%|*}
+	[[ -z $short ]] || why=${why:+$why; }$short
+	[[ -z $line ]] || echo "$line" >> "$file"
+	if [[ -n $why ]]; then
+		FLOOD_FAILS+=("$why")
+		log "v4_hit_flood: path check failed: $why"
+	fi
+	[[ -n $line ]] || return 0
+	read -r -a f <<< "$line"
+	log "v4_hit_flood: ${f[0]} pps of the established flows forwarded with the flood, ${f[7]} before it" \
+		"($(awk -v r="${f[20]}" 'BEGIN { printf "%.2f", r }')); flood offered ${f[10]}, taken ${f[11]} SYNs/s" \
+		"(cap $flood_cap/s: ${f[13]} new entries/s, ${f[14]} bypassed/s)"
+}
+
 # stats FILE COLUMN: "median min max" of a column.
 stats() {
 	cut -d' ' -f"$2" "$1" | sort -n | awk '{ v[NR] = $1 } END {
@@ -400,9 +704,10 @@ topology > "$TMP/setup.log" 2>&1 ||
 if ((!quick)); then
 	log "warm-up round (not recorded)"
 	for cfg in "${CONFIGS[@]}"; do
-		run "$cfg" 2>/dev/null
+		if [[ $cfg == v4_hit_flood ]]; then run_flood 2>/dev/null; else run "$cfg" 2>/dev/null; fi
 		rm -f "$TMP/$cfg"
 	done
+	FLOOD_FAILS=()
 fi
 
 # Rounds alternate the configurations, each round in a rotated order, so
@@ -412,6 +717,9 @@ fi
 for ((r = 0; r < rounds; r++)); do
 	for ((i = 0; i < ${#CONFIGS[@]}; i++)); do
 		cfg=${CONFIGS[(i + r) % ${#CONFIGS[@]}]}
+		# The flood's runs are saturated only: the SYNs run on the
+		# balancer's CPU too, so its busy time is not the ACKs' alone.
+		if [[ $cfg == v4_hit_flood ]]; then run_flood; continue; fi
 		run "$cfg"
 		[[ $cfg != v4_swap && $cfg != v4_control ]] || continue
 		run "$cfg" "$(tail -n 1 "$TMP/$cfg" | awk '{ r = int($1 * 1.1); print (r > 1000 ? r : 1000) }')"
@@ -434,6 +742,8 @@ echo "for misses), $rounds rounds of $seconds s per configuration, alternating; 
 echo "and min–max, each as a ratio to the MAC-swap reflector in the balancer's place"
 echo "(IPv6 configurations to the reflector of IPv6 frames)."
 [[ -z $ct_size ]] || echo "Connection table of $ct_size entries (\`xlb attach --conntrack-size\`)."
+[[ " ${CONFIGS[*]} " != *" v4_hit_flood "* ]] ||
+	echo "During a SYN flood only the hits' packets count (the flood's, below)."
 if ((!quick)) && [[ " ${CONFIGS[*]} " == *" v4_miss "* ]]; then
 	echo "A first round, not recorded, leaves the connection table full of other flows, as on"
 	echo "a balancer in service."
@@ -449,6 +759,12 @@ echo "| configuration | Mpps (median) | min–max | offered Mpps | ratio to refl
 	"conntrack: hit / new entry / over the rate cap | xlb commands/s |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 for cfg in "${CONFIGS[@]}"; do
+	if [[ ! -s $TMP/$cfg ]]; then
+		# Only v4_hit_flood records nothing of a run that went wrong.
+		echo "| ${TITLE[$cfg]} | - | - | - | - | no run recorded | - |"
+		status=1
+		continue
+	fi
 	read -r med lo hi <<< "$(stats "$TMP/$cfg" 1)"
 	read -r off _ <<< "$(stats "$TMP/$cfg" 2)"
 	ratio=$(echo "$med ${REF_MED[$(base_of "$cfg")]}" | awk '{ printf "%.2f", $1 / $2 }')
@@ -477,6 +793,120 @@ if [[ -s $TMP/v4_swap && -s $TMP/v4_control ]]; then
 		printf "Table swaps against the control: %.2f of its rate.\n\n", s / c }'
 fi
 
+# fstats FILE COLUMN: "median min max" of a column, fractions kept.
+fstats() {
+	cut -d' ' -f"$2" "$1" | sort -g | awk '{ v[NR] = $1 } END {
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.4f %.4f %.4f\n", m, v[1], v[NR] }'
+}
+# cell FILE COLUMN FORMAT: "median (min–max)", each in FORMAT: mpps, rate
+# (a whole number), pct or ratio.
+cell() {
+	fstats "$1" "$2" | awk -v f="$3" '
+		function fmt(x) {
+			if (f == "mpps") return sprintf("%.3f", x / 1e6)
+			if (f == "pct") return sprintf("%.1f%%", 100 * x)
+			if (f == "ratio") return sprintf("%.2f", x)
+			return sprintf("%.0f", x)
+		}
+		{ printf "%s (%s–%s)", fmt($1), fmt($2), fmt($3) }'
+}
+# per_cap FILE COLUMN: the column's median as a multiple of the cap.
+per_cap() { fstats "$1" "$2" | awk -v c="$flood_cap" '{ printf "%.2f", $1 / c }'; }
+
+if [[ " ${CONFIGS[*]} " == *" v4_hit_flood "* ]]; then
+	F=$TMP/v4_hit_flood
+	echo "### Under a SYN flood"
+	echo
+	echo "xlb, IPv4 TCP: the ACKs of the hits' $hit_flows established flows and, from a second generator,"
+	echo "SYNs of ever new flows to the same VIP ($FLOOD_SIZE-byte frames, no payload; sources from"
+	echo "blocks of 192.0.2.0/24 and 203.0.113.0/24 the topology leaves unused, no flow twice),"
+	if [[ -n $flood_cap_set ]]; then
+		echo "past the connection table's cap on new entries: \`xlb config set ct-rate-limit $flood_cap\`"
+		echo "a second per CPU for these runs (xlb's default: $CT_RATE_DEFAULT; the balancer runs on one CPU)."
+	else
+		echo "past the connection table's cap on new entries, xlb's default of $flood_cap a second"
+		echo "per CPU (\`ct-rate-limit\`; the balancer runs on one CPU)."
+	fi
+	echo "Each run measures the ACKs alone for $seconds s, then the ACKs and the flood for $seconds s,"
+	echo "the ACKs' generator going on: the baseline is the same run's. The flood's SYNs are told"
+	echo "from the ACKs by their length, in xlb's counters (taken) and at the sink (forwarded)."
+	echo "Medians of the runs, min–max in brackets; the ratios are each run's own."
+	if [[ -s $F ]]; then
+		read -r sh_flood _ <<< "$(fstats "$F" 23)"
+		read -r sh_ack _ <<< "$(fstats "$F" 24)"
+		read -r sh_alone _ <<< "$(fstats "$F" 25)"
+		shares=$(awk -v a="$sh_ack" -v f="$sh_flood" -v o="$sh_alone" -v c="$GEN_CPU" 'BEGIN {
+			printf "the ACKs\047 generator ran %.0f%% of CPU %s and the SYNs\047 %.0f%%; before the flood, the ACKs\047 %.0f%%", 100 * a, c, 100 * f, 100 * o }')
+	else
+		shares="no run was recorded"
+	fi
+	if ((NAPI_PINNED)); then
+		echo "What ran where: both generators on CPU $GEN_CPU, the ACKs' xlb-gen at nice 0, as fast as"
+		echo "it goes, and the SYNs' at nice $flood_nice, paced at 1.25 times what the balancer forwarded of"
+		echo "the ACKs alone (during the flood, $shares)."
+		echo "The scheduler alternates them in slices of a few milliseconds, each offering more"
+		echo "than the balancer forwards, so the balancer takes bursts of ACKs and of SYNs in"
+		echo "turn and is never idle for want of either. The balancer (its NAPI thread, at"
+		echo "real-time priority) and the sinks on CPU $LB_CPU."
+	else
+		echo "What ran where: threaded NAPI was not available, so both generators (the SYNs' at"
+		echo "nice $flood_nice: during the flood, $shares) and the balancer shared CPU $GEN_CPU."
+	fi
+	echo
+	if [[ -s $F ]]; then
+		echo "| established flows | with the flood | without (same run, just before) | ratio |"
+		echo "| --- | ---: | ---: | ---: |"
+		echo "| ACKs forwarded, Mpps | $(cell "$F" 1 mpps) | $(cell "$F" 8 mpps) | $(cell "$F" 21 ratio) |"
+		echo "| all packets forwarded (ACKs and SYNs), Mpps | $(cell "$F" 10 mpps) | $(cell "$F" 8 mpps) | $(cell "$F" 22 ratio) |"
+		echo "| all packets offered (both generators; the link refused what the balancer did not take), Mpps | $(cell "$F" 26 mpps) | $(cell "$F" 9 mpps) | $(cell "$F" 27 ratio) |"
+		echo "| ACKs counted as connection-table hits (ct_hit) | $(cell "$F" 18 pct) | $(cell "$F" 19 pct) | - |"
+		if ((NAPI_PINNED)); then
+			echo "| the balancer's NAPI thread busy, share of the interval | $(cell "$F" 28 pct) | $(cell "$F" 29 pct) | - |"
+			echo "| ACKs forwarded per second of that thread's run time, Mpps | $(cell "$F" 30 mpps) | $(cell "$F" 32 mpps) | $(cell "$F" 33 ratio) |"
+			echo "| all packets forwarded per second of its run time, Mpps | $(cell "$F" 31 mpps) | $(cell "$F" 32 mpps) | $(cell "$F" 34 ratio) |"
+		else
+			echo "| CPU $LB_CPU busy | $(cell "$F" 7 pct) | $(cell "$F" 20 pct) | - |"
+		fi
+		echo
+		if ((NAPI_PINNED)); then
+			echo "The forwarded rates are saturated ones: they hold while the generators have CPU $GEN_CPU."
+			echo "When other work takes it, nothing is offered and the balancer idles (its NAPI thread's"
+			echo "busy share says how long). The rates per second of that thread's run time do not"
+			echo "depend on it: what the balancer forwards for each second it works, the ACKs' share"
+			echo "of its work being what the flood leaves them."
+			echo
+		fi
+		echo "| the flood, per second | SYNs or entries | the cap | ratio to the cap |"
+		echo "| --- | ---: | ---: | ---: |"
+		echo "| SYNs offered (their generator, over its whole run) | $(cell "$F" 11 rate) | $flood_cap | $(per_cap "$F" 11) |"
+		echo "| SYNs the balancer took (ct_miss) | $(cell "$F" 12 rate) | $flood_cap | $(per_cap "$F" 12) |"
+		echo "| SYNs forwarded | $(cell "$F" 13 rate) | $flood_cap | $(per_cap "$F" 13) |"
+		echo "| new entries (ct_insert) | $(cell "$F" 14 rate) | $flood_cap | $(per_cap "$F" 14) |"
+		echo "| SYNs past the cap, forwarded without an entry (ct_bypass) | $(cell "$F" 15 rate) | $flood_cap | $(per_cap "$F" 15) |"
+		echo
+		awk -v s="$seconds" -v c="$flood_cap" 'BEGIN {
+			n = int(s) + 2
+			print "The cap counts in one-second windows, each from the first new flow after the last one"
+			print "ended, and a flood past it takes a window\047s entries in its first moments: an interval"
+			printf "of %s s holds those of %d or %d windows (%.0f or %.0f new entries a second at the\n", s, n - 2, n - 1, (n - 2) * c / s, (n - 1) * c / s
+			printf "cap), and parts of %d at most (%.0f a second: the path check\047s bound).\n", n, n * c / s }'
+		echo
+	fi
+	if [[ ${#FLOOD_FAILS[@]} -gt 0 ]]; then
+		echo "**Path check failed** in ${#FLOOD_FAILS[@]} of $rounds runs, which did not take the path"
+		echo "the figures name:"
+		printf -- '- %s\n' "${FLOOD_FAILS[@]}" | sort -u
+		status=1
+	else
+		echo "Path check, every run: the flood went past the cap (ct_bypass > 0), new entries"
+		echo "stayed within it (ct_insert), and the established flows' packets were"
+		echo "connection-table hits (ct_hit)."
+	fi
+	((!flood_repeats)) || echo "**The flood's sources ran out: some of its flows came twice.**"
+	echo
+fi
+
 # stats_of FILE EXPR: stats of an awk expression of each line's columns,
 # rounded to a whole number.
 stats_of() {
@@ -494,7 +924,11 @@ echo "The same configurations offered at 1.1 times what each forwarded saturated
 echo "the same round, with the time CPU $LB_CPU was busy over the interval"
 echo "(/proc/stat): the rate one CPU forwards busy all the time is the forwarded rate"
 echo "divided by the busy fraction. (The swap and its control are left out: their"
-echo "commands run on that CPU too.)"
+if [[ " ${CONFIGS[*]} " == *" v4_hit_flood "* ]]; then
+	echo "commands run on that CPU too; so is the SYN flood, whose SYNs it handles too.)"
+else
+	echo "commands run on that CPU too.)"
+fi
 echo
 echo "| configuration | offered Mpps | forwarded Mpps | CPU $LB_CPU busy | ns per packet | Mpps per busy CPU (median) | min–max | ratio to reflector |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -504,7 +938,7 @@ for cfg in reflector reflector6; do
 done
 ref_cap=${REF_CAP[reflector]}
 for cfg in "${CONFIGS[@]}"; do
-	[[ $cfg != v4_swap && $cfg != v4_control ]] || continue
+	[[ $cfg != v4_swap && $cfg != v4_control && $cfg != v4_hit_flood ]] || continue
 	read -r cap lo hi <<< "$(capacity "$cfg")"
 	read -r off _ <<< "$(stats "$TMP/$cfg.paced" 2)"
 	read -r fwd _ <<< "$(stats "$TMP/$cfg.paced" 1)"
