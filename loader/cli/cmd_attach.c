@@ -273,7 +273,8 @@ int do_attach(int argc, char **argv)
 		      err == -EOPNOTSUPP ? " (try --mode generic)" :
 		      err == -EEXIST || err == -EBUSY ?
 		      " (another XDP program is attached)" :
-		      err == -EINVAL ? " (maps pinned in the pin dir by another build? rerun with -v)" : "");
+		      err == -EINVAL || err == -EACCES ?
+		      " (maps pinned in the pin dir by another build of xlb? rerun with -v; docs/cli.md, \"Upgrading an instance\")" : "");
 		goto cleanup;
 	}
 	is_attached = true;
