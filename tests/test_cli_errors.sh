@@ -57,6 +57,8 @@ one_error ipv4_mapped_backend "IPv4-mapped IPv6 address" backend add 192.0.2.1:8
 if [[ $(id -u) -eq 0 ]] && command -v setpriv >/dev/null; then
 	tl_bpffs
 	tl_pin_dir PIN err
+	# A map where xlb looks first: the instance is there, not for this user.
+	bpftool map create "$PIN/xlb_config" type array key 4 value 4 entries 1 name xlb_config
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$XLB" --pin-dir "$PIN" show 2>"$TMP/err"
 	echo "  $(cat "$TMP/err")"
 	tl_check unprivileged_user_is_told_permission_denied grep -q 'permission denied' "$TMP/err"

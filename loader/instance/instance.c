@@ -227,9 +227,7 @@ int xlb_instance_open(struct xlb_instance *inst,
 	inst->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (inst->dir_fd < 0 && (errno == EACCES || errno == EPERM)) {
 		err = -errno;
-		p_err("cannot open %s: permission denied (xlb needs root, or CAP_BPF and CAP_NET_ADMIN)",
-		      dir);
-		goto cleanup;
+		goto denied;
 	}
 	if (inst->dir_fd < 0) {
 		err = -errno;
@@ -240,6 +238,8 @@ int xlb_instance_open(struct xlb_instance *inst,
 		goto cleanup;
 	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
 		err = open_map(inst, &specs[i]);
+		if (err == -EACCES || err == -EPERM)
+			goto denied;
 		if (err == -ENOENT && specs[i].optional)
 			continue;
 		if (err == -ENOENT)
@@ -258,6 +258,10 @@ no_instance:
 	p_err("no xlb instance in %s: attach first (xlb attach DEV or ip link ... xdp obj ...)",
 	      dir);
 	err = -ENOENT;
+	goto cleanup;
+denied:
+	p_err("cannot open the instance in %s: permission denied (xlb needs root, or CAP_BPF and CAP_NET_ADMIN)",
+	      dir);
 cleanup:
 	xlb_instance_close(inst);
 	return err;
