@@ -51,7 +51,8 @@ static void usage(FILE *f)
 static int take_global_opts(int *argc, char **argv)
 {
 	const struct xlb_opt opts[] = {
-		{ "--json", "-j", NULL, &xlb_opts.json, false },
+		/* The error path's own flag: an error after -j is JSON. */
+		{ "--json", "-j", NULL, &xlb_report_json, false },
 		{ "--verbose", "-v", NULL, &xlb_opts.instance.verbose, false },
 		XLB_OPT_FN("--pin-dir", xlb_opt_str, &xlb_opts.instance.pin_dir),
 		{ NULL },
@@ -59,8 +60,7 @@ static int take_global_opts(int *argc, char **argv)
 	int err;
 
 	err = xlb_opts_parse(opts, argc, argv, NULL, XLB_OPTS_SOME);
-	/* Errors are JSON from here on, the parser's own included. */
-	xlb_report_json = xlb_opts.json;
+	xlb_opts.json = xlb_report_json;
 	return err;
 }
 
