@@ -30,6 +30,7 @@
 
 #include <json-c/json.h>
 
+#include "fuzz.h"
 #include "cli.h"
 
 /* main.c's, which is not linked. */
@@ -41,16 +42,7 @@ static int fd = -1;
 static char path[64];
 static FILE *real_stderr;
 
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(real_stderr, "fuzz_apply: %s:%d: %s: ",	\
-				__FILE__, __LINE__, #cond);		\
-			fprintf(real_stderr, __VA_ARGS__);		\
-			fputc('\n', real_stderr);			\
-			abort();					\
-		}							\
-	} while (0)
+#define CHECK(cond, ...) FUZZ_CHECK(real_stderr, cond, __VA_ARGS__)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

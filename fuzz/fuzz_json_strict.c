@@ -22,18 +22,10 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "fuzz.h"
 #include "json_strict.h"
 
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "fuzz_json_strict: %s:%d: %s: ", \
-				__FILE__, __LINE__, #cond);		\
-			fprintf(stderr, __VA_ARGS__);			\
-			fputc('\n', stderr);				\
-			abort();					\
-		}							\
-	} while (0)
+#define CHECK(cond, ...) FUZZ_CHECK(stderr, cond, __VA_ARGS__)
 
 static const struct json_strict_count counts[] = {
 	{ "vips", 256, "VIPs", "" },

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "addr.h"
 #include "lb_algo.h"
 #include "numbers.h"
@@ -33,16 +34,7 @@ static void count_error(const char *msg)
 	snprintf(last_error, sizeof(last_error), "%s", msg);
 }
 
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "fuzz_parsers: %s:%d: %s: ",	\
-				__FILE__, __LINE__, #cond);		\
-			fprintf(stderr, __VA_ARGS__);			\
-			fputc('\n', stderr);				\
-			abort();					\
-		}							\
-	} while (0)
+#define CHECK(cond, ...) FUZZ_CHECK(stderr, cond, __VA_ARGS__)
 
 /* A failed parse names the problem. */
 static void check_why(int err, const char *why, const char *s)

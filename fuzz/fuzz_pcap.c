@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz.h"
 #include "pcap_flows.h"
 #include "report.h"
 
@@ -53,16 +54,7 @@ static void count_error(const char *msg)
 	snprintf(last_error, sizeof(last_error), "%s", msg);
 }
 
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(out, "fuzz_pcap: %s:%d: %s: ",		\
-				__FILE__, __LINE__, #cond);		\
-			fprintf(out, __VA_ARGS__);			\
-			fputc('\n', out);				\
-			abort();					\
-		}							\
-	} while (0)
+#define CHECK(cond, ...) FUZZ_CHECK(out, cond, __VA_ARGS__)
 
 static int on_packet(void *ctx, const struct trace_packet *pkt)
 {
