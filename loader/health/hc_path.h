@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The path of a probe packet (probe.h): a policy-routing rule sends every
+ * packet marked XLB_HC_MARK_BASE/XLB_HC_MARK_MASK to a routing table of
+ * xlb's own, whose routes hand it to bpf/hc.bpf.c (a lightweight-tunnel
+ * BPF program, LWT xmit). The program reads the mark's backend id, looks
+ * the backend up in the instance's pinned xlb_backends, and encapsulates
+ * the packet to it with the datapath's own header code and the instance's
+ * outer source (xlb_config); the kernel then routes the outer packet to
+ * the backend and resolves its next hop as for any packet it sends.
+ *
+ * Installing replaces what an earlier run left (a checker killed with
+ * kill -9), so it is idempotent; removing takes away the rules and routes.
+ */
+#ifndef XLB_HEALTH_HC_PATH_H
+#define XLB_HEALTH_HC_PATH_H
+
+struct xlb_hc_path;
+
+/* Load bpf/hc.bpf.o (obj_path, or the installed/built one when NULL)
+ * against the instance pinned in pin_dir and install the rules and
+ * routes for IPv4 and IPv6. */
+int xlb_hc_path_install(const char *pin_dir, const char *obj_path,
+			struct xlb_hc_path **out);
+/* Remove the rules and routes and free. */
+void xlb_hc_path_remove(struct xlb_hc_path *path);
+
+#endif /* XLB_HEALTH_HC_PATH_H */
