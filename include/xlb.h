@@ -133,6 +133,13 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_vip) == 16, "xlb_vip layout");
 #define XLB_BE_F_REMOVED	(1U << 1)	/* being deleted: still IN_USE for
 						 * the datapath until a table without
 						 * it is live, then freed (loader only) */
+#define XLB_BE_F_DOWN		(1U << 2)	/* found down by the health checker:
+						 * out of its VIP's table as with
+						 * weight 0, unless every backend of
+						 * the VIP is down (fail open) */
+#define XLB_BE_F_EVICT		(1U << 3)	/* down, and its VIP's on_down is
+						 * reset: the datapath takes tracked
+						 * flows of it for new ones */
 
 /* Backend id 0 is never allocated: a table slot holding it (as every slot
  * of a freshly created table does) names no backend. */
