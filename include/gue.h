@@ -5,10 +5,14 @@
  * GUE port, and this header. The outer UDP source port is taken from the
  * flow hash, so a backend's NIC spreads flows over its receive queues.
  *
- * xlb carries one extension, its "second chance" field, in the header's
- * private data: the slot's previous backend. A backend that does not know
- * a packet's connection forwards it, once, to that backend (bpf/decap.bpf.c);
- * hops says whether it was forwarded already, so nothing loops.
+ * xlb carries one field of its own after the base header, counted in
+ * hlen but named by no flag: the slot's previous backend ("second
+ * chance"). A backend that does not know a packet's connection forwards
+ * it, once, to that backend (bpf/decap.bpf.c); hops says whether it was
+ * forwarded already, so nothing loops. With no flag set, a kernel GUE
+ * receiver (`ip fou add port P gue`) skips the field and decapsulates as
+ * usual, so backends with the fou driver need no BPF (without the second
+ * chance).
  */
 #ifndef XLB_GUE_H
 #define XLB_GUE_H
@@ -23,16 +27,13 @@
 struct xlb_gue_hdr {
 	__u8 hlen;		/* low 5 bits; top 3 bits (variant, C): 0 */
 	__u8 proto;		/* IPPROTO_IPIP or IPPROTO_IPV6 */
-	__be16 flags;		/* XLB_GUE_F_PRIV when the field follows */
+	__be16 flags;		/* 0 */
 };
 XLB_STATIC_ASSERT(sizeof(struct xlb_gue_hdr) == 4, "xlb_gue_hdr layout");
 
-/* GUE flag: a private data field is present (the last flag field). */
-#define XLB_GUE_F_PRIV		0x0001
+#define XLB_GUE_PRIV_MAGIC	0x58	/* 'X': xlb's field */
 
-#define XLB_GUE_PRIV_MAGIC	0x58	/* 'X': xlb's private data */
-
-/* xlb's private data: the slot's previous backend, if any. */
+/* xlb's field: the slot's previous backend, if any. */
 struct xlb_gue_priv {
 	__u8 magic;		/* XLB_GUE_PRIV_MAGIC */
 	__u8 hops;		/* 0 from the balancer; 1 once forwarded */
