@@ -85,11 +85,20 @@ int xlb_state_alloc_backend_id(const struct xlb_state *st);
 
 /*
  * The table the live records of vip_id ask for: slots[m] filled with
- * backend ids by Maglev over the live backends of weight > 0 (identity =
- * canonical address text), or with XLB_BACKEND_NONE when there are none.
+ * backend ids by Maglev over the live backends of weight > 0 and not
+ * XLB_BE_F_DOWN (identity = canonical address text), or with
+ * XLB_BACKEND_NONE when there are none. A DOWN backend keeps its weight
+ * in its record, for when it comes back.
  */
 int xlb_state_table_build(const struct xlb_state *st, __u32 vip_id, __u32 m,
 			  __u32 *slots);
+
+/*
+ * Every live backend of vip_id with weight > 0 is flagged XLB_BE_F_DOWN
+ * (and there is one): its table is built as if none were (fail open),
+ * never empty because of health.
+ */
+bool xlb_state_vip_fail_open(const struct xlb_state *st, __u32 vip_id);
 
 /*
  * A fingerprint of what a VIP does with flows: its key, table size, the

@@ -139,6 +139,23 @@ int xlb_update_all_or_nothing(struct xlb_instance *inst, struct xlb_state *st,
  */
 int xlb_update_pending(struct xlb_instance *inst, struct xlb_state *st);
 
+/*
+ * The health checker's verdict on live backend id: set or clear
+ * XLB_BE_F_DOWN and XLB_BE_F_EVICT in its record. A change of DOWN swaps
+ * its VIP's table as any change of its backends does (DIRTY, record,
+ * table, clean): kill-safe, and under XLB_LOCK_WRITE (after
+ * xlb_update_begin()) never interleaved with a command. Nothing is
+ * written when the flags are already so. The table leaves out DOWN
+ * backends unless all of the VIP's are down (xlb_state_vip_fail_open()).
+ * Returns 0 or -errno after p_err().
+ */
+int xlb_backend_set_health(struct xlb_instance *inst, struct xlb_state *st,
+			   __u32 id, bool down, bool evict);
+
+/* Inside xlb_update_all_or_nothing()'s rehearsal, where writes made from
+ * the change (hc_store.h's too) are left out. */
+bool xlb_update_rehearsal(void);
+
 /* Write the settings (one update) when they differ from the state's. */
 int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
 		     const struct xlb_config *cfg);

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Health settings and health state in the instance's maps xlb_hc_config
+ * and xlb_hc_state (include/health.h): reading and writing them, the
+ * settings that apply to a backend, their checks, and their forms on the
+ * command line and in JSON (`xlb show -j`, `xlb apply`).
+ *
+ * An instance attached by an xlb older than health checks lacks both
+ * maps: it reads as "no settings" and "health unknown", and the first
+ * write of a setting creates them (pinned in the instance's directory
+ * with bpf/maps.h's definition, so a later `xlb attach` reuses them).
+ *
+ * A record's id is reset (settings and state zeroed) when update.c hands
+ * the id out again, before anything can reach it: a new VIP or backend
+ * never inherits its id's last user's settings, even after a kill.
+ */
+#ifndef XLB_HC_STORE_H
+#define XLB_HC_STORE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <json-c/json.h>
+#include <linux/types.h>
+#include "health.h"
+#include "instance.h"
+#include "state.h"
+
+/* Keys of xlb_hc_config. */
+static inline __u32 xlb_hc_vip_key(__u32 vip_id)
+{
+	return vip_id;
+}
+
+static inline __u32 xlb_hc_backend_key(__u32 backend_id)
+{
+	return XLB_MAX_VIPS + backend_id;
+}
+
+/* Does the instance have the health maps? */
+bool xlb_hc_present(const struct xlb_instance *inst);
+
+/*
+ * A VIP's or a backend's own settings (zero fields: not set). Absent maps
+ * read as all zero. Returns 0 or -errno after p_err().
+ */
+int xlb_hc_vip_read(const struct xlb_instance *inst, __u32 vip_id,
+		    struct xlb_hc_config *c);
+int xlb_hc_backend_read(const struct xlb_instance *inst, __u32 backend_id,
+			struct xlb_hc_config *c);
+
+/*
+ * Write them when they differ from what the map holds (nothing to write:
+ * 0). Call under XLB_LOCK_WRITE, after xlb_hc_check(). Left out in the
+ * rehearsal of xlb_update_all_or_nothing(). Creates the maps when the
+ * instance lacks them and c is not all zero. Returns 0 or -errno after
+ * p_err().
+ */
+int xlb_hc_vip_write(struct xlb_instance *inst, __u32 vip_id,
+		     const struct xlb_hc_config *c);
+int xlb_hc_backend_write(struct xlb_instance *inst, __u32 backend_id,
+			 const struct xlb_hc_config *c);
+
+/*
+ * The settings a backend is checked with: its own over its VIP's, field
+ * by field, then the defaults (XLB_HC_DEFAULT_*), port 0 made the VIP's
+ * port. kind is never XLB_HC_INHERIT (NONE when neither sets one),
+ * on_down never XLB_HC_ON_DOWN_INHERIT. Pure.
+ */
+void xlb_hc_merge(const struct xlb_hc_config *vip,
+		  const struct xlb_hc_config *backend, __u16 vip_port,
+		  struct xlb_hc_config *out);
+/* The same, read from the maps for live backend id of st. Returns 0 or
+ * -errno after p_err() (-ENOENT: id is not a live backend). */
+int xlb_hc_effective(const struct xlb_instance *inst,
+		     const struct xlb_state *st, __u32 backend_id,
+		     struct xlb_hc_config *out);
+
+/*
+ * A backend's health as the checker last wrote it. A record of another
+ * gen than gen (the id was reused), or none at all, reads as zero with
+ * gen set and health XLB_HC_UNKNOWN. Returns 0 or -errno after p_err().
+ */
+int xlb_hc_state_read(const struct xlb_instance *inst, __u32 backend_id,
+		      __u32 gen, struct xlb_hc_state *s);
+/* Write it (one map update; creates the maps when absent). Returns 0 or
+ * -errno after p_err(). */
+int xlb_hc_state_write(struct xlb_instance *inst, __u32 backend_id,
+		       const struct xlb_hc_state *s);
+
+/*
+ * Check settings as stored (zero: not set) for what cannot be right:
+ * unknown kind or on_down, rise or fall above XLB_HC_MAX_COUNT, HTTP
+ * status outside 100..599, a path not starting with '/' or holding
+ * spaces or control characters, lengths beyond the arrays, and, for
+ * the effective settings, timeout not below interval. With vip NULL, c
+ * is a VIP's; otherwise c is a backend's override of vip. Returns 0 or
+ * -EINVAL with *why set (one line, no prefix).
+ */
+#define XLB_HC_MAX_COUNT	100
+int xlb_hc_check(const struct xlb_hc_config *vip,
+		 const struct xlb_hc_config *c, const char **why);
+
+/* Names of kinds, on_down values and health states ("tcp", "reset",
+ * "down", ...). */
+const char *xlb_hc_kind_name(__u8 kind);
+const char *xlb_hc_on_down_name(__u8 on_down);
+const char *xlb_hc_health_name(__u8 health);
+
+#endif /* XLB_HC_STORE_H */
