@@ -335,7 +335,11 @@ found:
 							  e.flags)))
 		return NULL;
 	be = xlb_backend_record(e.backend_id);
-	if (!be || !xlb_ct_backend_usable(&e, be))
+	/* A backend found down whose VIP resets its connections (EVICT):
+	 * the flow goes where the table says now, and its new backend
+	 * answers with a reset rather than the flow vanishing. */
+	if (!be || !xlb_ct_backend_usable(&e, be) ||
+	    (be->flags & XLB_BE_F_EVICT))
 		return NULL;
 	*backend_id = e.backend_id;
 	*hash = e.hash;

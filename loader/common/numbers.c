@@ -153,3 +153,49 @@ const char *xlb_seed_str(const __u64 key[2], char *buf, size_t len)
 		 (uint64_t)key[0], (uint64_t)key[1]);
 	return buf;
 }
+
+int xlb_duration_parse(const char *s, __u32 min_ms, __u32 max_ms, __u32 *ms,
+		       const char **why)
+{
+	char digits[24], min[24], max[24];
+	size_t n = strspn(s, "0123456789");
+	__u64 v, scale;
+
+	if (*s == '-') {
+		*why = "negative";
+		return -EINVAL;
+	}
+	if (!n || n >= sizeof(digits)) {
+		*why = "not a duration (500ms, 2s)";
+		return -EINVAL;
+	}
+	if (!strcmp(s + n, "ms")) {
+		scale = 1;
+	} else if (!strcmp(s + n, "s")) {
+		scale = 1000;
+	} else {
+		*why = s[n] ? "unknown unit (ms or s)" : "needs a unit (ms or s)";
+		return -EINVAL;
+	}
+	memcpy(digits, s, n);
+	digits[n] = '\0';
+	if (xlb_u64_parse(digits, 0, UINT64_MAX / 1000, &v, why) ||
+	    v * scale < min_ms || v * scale > max_ms) {
+		snprintf(why_buf, sizeof(why_buf), "out of range %s..%s",
+			 xlb_duration_str(min_ms, min, sizeof(min)),
+			 xlb_duration_str(max_ms, max, sizeof(max)));
+		*why = why_buf;
+		return -EINVAL;
+	}
+	*ms = v * scale;
+	return 0;
+}
+
+const char *xlb_duration_str(__u32 ms, char *buf, size_t len)
+{
+	if (ms && ms % 1000 == 0)
+		snprintf(buf, len, "%us", ms / 1000);
+	else
+		snprintf(buf, len, "%ums", ms);
+	return buf;
+}

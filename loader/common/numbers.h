@@ -29,6 +29,12 @@ const char *xlb_seed_str(const __u64 key[2], char *buf, size_t len);
 
 #define XLB_SEED_STRLEN	33
 
+/* A duration in milliseconds as a number and a unit, "500ms" or "2s", in
+ * [min_ms, max_ms]; and the shortest such text for ms. */
+int xlb_duration_parse(const char *s, __u32 min_ms, __u32 max_ms, __u32 *ms,
+		       const char **why);
+const char *xlb_duration_str(__u32 ms, char *buf, size_t len);
+
 /* True when m is prime. */
 int is_prime(__u32 m);
 

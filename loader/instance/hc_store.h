@@ -50,7 +50,8 @@ int xlb_hc_backend_read(const struct xlb_instance *inst, __u32 backend_id,
 
 /*
  * Write them when they differ from what the map holds (nothing to write:
- * 0). Call under XLB_LOCK_WRITE, after xlb_hc_check(). Left out in the
+ * 0). Call under XLB_LOCK_WRITE, after xlb_hc_check() and
+ * xlb_update_pending() (a command's first write). Left out in the
  * rehearsal of xlb_update_all_or_nothing(). Creates the maps when the
  * instance lacks them and c is not all zero. Returns 0 or -errno after
  * p_err().
@@ -64,7 +65,8 @@ int xlb_hc_backend_write(struct xlb_instance *inst, __u32 backend_id,
  * The settings a backend is checked with: its own over its VIP's, field
  * by field, then the defaults (XLB_HC_DEFAULT_*), port 0 made the VIP's
  * port. kind is never XLB_HC_INHERIT (NONE when neither sets one),
- * on_down never XLB_HC_ON_DOWN_INHERIT. Pure.
+ * on_down never XLB_HC_ON_DOWN_INHERIT; an unset timeout is the
+ * default or half the interval, whichever is shorter. Pure.
  */
 void xlb_hc_merge(const struct xlb_hc_config *vip,
 		  const struct xlb_hc_config *backend, __u16 vip_port,
@@ -88,15 +90,34 @@ int xlb_hc_state_write(struct xlb_instance *inst, __u32 backend_id,
 		       const struct xlb_hc_state *s);
 
 /*
+ * For update.c, where ids are handed out: zero the settings of a VIP id,
+ * or the settings and state of backend ids[n]; copy a VIP's settings,
+ * or a backend's settings and state (its gen made new_gen), to the id
+ * that replaces it when a VIP is built anew for another table size.
+ * Nothing to do without the maps. Left out in a rehearsal. Return 0 or
+ * -errno after p_err().
+ */
+int xlb_hc_reset_vip(struct xlb_instance *inst, __u32 vip_id);
+int xlb_hc_reset_backends(struct xlb_instance *inst, const __u32 *ids,
+			  __u32 n);
+int xlb_hc_copy_vip(struct xlb_instance *inst, __u32 from, __u32 to);
+int xlb_hc_copy_backend(struct xlb_instance *inst, __u32 from, __u32 to,
+			__u32 new_gen);
+
+/*
  * Check settings as stored (zero: not set) for what cannot be right:
- * unknown kind or on_down, rise or fall above XLB_HC_MAX_COUNT, HTTP
- * status outside 100..599, a path not starting with '/' or holding
- * spaces or control characters, lengths beyond the arrays, and, for
- * the effective settings, timeout not below interval. With vip NULL, c
- * is a VIP's; otherwise c is a backend's override of vip. Returns 0 or
- * -EINVAL with *why set (one line, no prefix).
+ * unknown kind or on_down, rise or fall above XLB_HC_MAX_COUNT, an
+ * interval or timeout outside XLB_HC_MIN/MAX_INTERVAL_MS, HTTP status
+ * outside 100..599, a path not starting with '/' or holding spaces or
+ * control characters, UDP data other than printable ASCII, tab, CR and
+ * LF, lengths beyond the arrays, and, for the effective settings, a
+ * timeout not below the interval. With vip NULL, c is a VIP's;
+ * otherwise c is a backend's override of vip. Returns 0 or -EINVAL
+ * with *why set (one line, no prefix).
  */
 #define XLB_HC_MAX_COUNT	100
+#define XLB_HC_MIN_INTERVAL_MS	10
+#define XLB_HC_MAX_INTERVAL_MS	3600000
 int xlb_hc_check(const struct xlb_hc_config *vip,
 		 const struct xlb_hc_config *c, const char **why);
 
@@ -105,5 +126,37 @@ int xlb_hc_check(const struct xlb_hc_config *vip,
 const char *xlb_hc_kind_name(__u8 kind);
 const char *xlb_hc_on_down_name(__u8 on_down);
 const char *xlb_hc_health_name(__u8 health);
+
+/*
+ * The settings by name: one list gives the command-line options
+ * (--interval), the names `xlb show` prints (interval) and the JSON keys
+ * (interval_ms), so they cannot drift apart. Index i of the list is bit i
+ * of a "given" mask.
+ */
+struct xlb_hc_setting;
+#define XLB_HC_SETTINGS		11
+/* The i-th setting, NULL past the last. */
+const struct xlb_hc_setting *xlb_hc_setting_at(size_t i);
+/* By option ("--interval"), printed name or JSON key; NULL if unknown. */
+const struct xlb_hc_setting *xlb_hc_setting_find(const char *name);
+size_t xlb_hc_setting_index(const struct xlb_hc_setting *s);
+const char *xlb_hc_setting_option(const struct xlb_hc_setting *s);
+/* Set it in c from text; "default" unsets it. 0 or -EINVAL with *why. */
+int xlb_hc_setting_parse(const struct xlb_hc_setting *s,
+			 struct xlb_hc_config *c, const char *text,
+			 const char **why);
+/* Copy the settings whose bit is in given from src to dst. */
+void xlb_hc_overlay(struct xlb_hc_config *dst, const struct xlb_hc_config *src,
+		    __u32 given);
+
+/* The fields c sets, as a JSON object; NULL when it sets none. */
+struct json_object *xlb_hc_json(const struct xlb_hc_config *c);
+/* c from such an object (absent keys unset). 0 or -EINVAL with *why,
+ * and *key naming the key at fault (NULL: the object). Does not run
+ * xlb_hc_check(). */
+int xlb_hc_from_json(struct json_object *o, struct xlb_hc_config *c,
+		     const char **key, const char **why);
+/* The fields c sets as " name value" pairs on one line (no newline). */
+void xlb_hc_print(FILE *f, const struct xlb_hc_config *c);
 
 #endif /* XLB_HC_STORE_H */

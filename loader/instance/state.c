@@ -288,10 +288,27 @@ int xlb_state_alloc_backend_id(const struct xlb_state *st)
 	return -ENOSPC;
 }
 
+bool xlb_state_vip_fail_open(const struct xlb_state *st, __u32 vip_id)
+{
+	const struct xlb_backend *b;
+	size_t weighted = 0, down = 0;
+	__u32 i;
+
+	for (i = 1; i < XLB_MAX_BACKENDS; i++) {
+		b = &st->backends[i];
+		if (!xlb_backend_live(b) || b->vip_id != vip_id || !b->weight)
+			continue;
+		weighted++;
+		down += !!(b->flags & XLB_BE_F_DOWN);
+	}
+	return weighted && down == weighted;
+}
+
 int xlb_state_table_build(const struct xlb_state *st, __u32 vip_id, __u32 m,
 			  __u32 *slots)
 {
 	static __u32 ids[XLB_MAX_BACKENDS];
+	bool fail_open = xlb_state_vip_fail_open(st, vip_id);
 	struct lb_backend *in;
 	size_t n, k = 0, i;
 	__u32 s;
@@ -304,7 +321,8 @@ int xlb_state_table_build(const struct xlb_state *st, __u32 vip_id, __u32 m,
 	for (i = 0; i < n; i++) {
 		const struct xlb_backend *b = &st->backends[ids[i]];
 
-		if (!b->weight)
+		/* Down weighs nothing, as a drain, but keeps its weight. */
+		if (!b->weight || (b->flags & XLB_BE_F_DOWN && !fail_open))
 			continue;
 		xlb_addr_str(b->addr, b->family, in[k].id, sizeof(in[k].id));
 		in[k].weight = b->weight;
