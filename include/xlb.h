@@ -27,7 +27,8 @@
 #define XLB_NAME_MAX		64	/* backend identity, offline names */
 
 /* Map names, pinned by name (LIBBPF_PIN_BY_NAME): `ip link ... xdp obj`
- * pins them under /sys/fs/bpf/tc/globals, `xlb attach` under --pin-dir. */
+ * pins them under /sys/fs/bpf/tc/globals or xdp/globals (see below), `xlb
+ * attach` under --pin-dir. */
 #define XLB_MAP_CONFIG		"xlb_config"
 #define XLB_MAP_VIPS		"xlb_vips"
 #define XLB_MAP_TABLES		"xlb_tables"
@@ -38,6 +39,9 @@
 #define XLB_MAP_CONNTRACK	"xlb_conntrack"
 #define XLB_MAP_VIP_FILTER	"xlb_vip_filter"
 
+/* iproute2's pin dir. When libxdp made /sys/fs/bpf/xdp a directory before
+ * iproute2 made it a symlink to tc/, iproute2 pins in xdp/globals instead;
+ * without --pin-dir, xlb takes the instance in either (loader/cli/main.c). */
 #define XLB_DEFAULT_PIN_DIR	"/sys/fs/bpf/tc/globals"
 
 /* Address families as stored in maps (values of AF_INET/AF_INET6 differ

@@ -47,5 +47,7 @@ void xlb_json_print(struct json_object *o);
 /* Is key one that `xlb show -j` prints about a VIP (backend: about a
  * backend) as observed, not configured? `xlb apply` skips those. */
 bool xlb_show_observed(bool backend, const char *key);
+/* The same for a key of the top level (the pin dir). */
+bool xlb_show_observed_top(const char *key);
 
 #endif /* XLB_CMD_H */

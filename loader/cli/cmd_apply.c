@@ -353,7 +353,7 @@ static int check_file(struct desired *d)
 			if (!json_object_is_type(val, json_type_array))
 				return bad(d, "vips", "must be an array");
 			vips = val;
-		} else {
+		} else if (!xlb_show_observed_top(key)) {
 			return bad(d, key, "unknown key");
 		}
 	}

@@ -6,8 +6,11 @@
  * still holds in the connection table (conntrack_map.h says how they are
  * counted).
  *
+ * It begins with the pin dir it read, so that scripts find the instance
+ * wherever the default led (`xlb -j show | jq -r .pin_dir`).
+ *
  * `xlb show -j` is accepted by `xlb apply`, which skips the observed keys
- * (xlb_show_observed()).
+ * (xlb_show_observed(), xlb_show_observed_top()).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -97,6 +100,13 @@ bool xlb_show_observed(bool backend, const char *key)
 		if (!strcmp(*k, key))
 			return true;
 	return false;
+}
+
+/* The pin dir is where this instance was found, not part of its state: a
+ * file that `xlb show -j` wrote may be applied to an instance elsewhere. */
+bool xlb_show_observed_top(const char *key)
+{
+	return !strcmp(key, "pin_dir");
 }
 
 static struct json_object *vip_json(const struct xlb_state *st,
@@ -265,10 +275,12 @@ int do_show(int argc, char **argv)
 	}
 	if (xlb_opts.json) {
 		o = json_object_new_object();
+		json_object_object_add(o, "pin_dir", json_object_new_string(inst.dir));
 		json_object_object_add(o, "config", xlb_settings_json(&st->config));
 		vips = json_object_new_array();
 		json_object_object_add(o, "vips", vips);
 	} else if (!filter) {
+		fprintf(f, "pin-dir %s\n", inst.dir);
 		xlb_settings_print(f, &st->config, true);
 		fprintf(f, "conntrack size %u entries %llu live %llu\n", ct->size,
 		       (unsigned long long)ct->entries, (unsigned long long)ct->live);

@@ -4,15 +4,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "opts.h"
 #include "xlb.h"
 
-struct xlb_opts xlb_opts = {
-	.instance.pin_dir = XLB_DEFAULT_PIN_DIR,
-};
+#define XDP_PIN_PARENT	"/sys/fs/bpf/xdp"
+#define XDP_PIN_DIR	XDP_PIN_PARENT "/globals"
+
+/* pin_dir stays NULL until --pin-dir names one or main() finds the default. */
+struct xlb_opts xlb_opts;
 
 static const struct cmd {
 	const char *name;
@@ -39,8 +41,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: xlb [OPTIONS] OBJECT { COMMAND | help }\n"
 		"OPTIONS := { -j|--json | -v|--verbose | --pin-dir DIR }\n"
-		"           (default pin dir: %s, where `ip link ... xdp obj` pins)\n"
-		"OBJECT:\n", XLB_DEFAULT_PIN_DIR);
+		"           (default pin dir: %s or %s,\n"
+		"           wherever `ip link ... xdp obj` pinned xlb; `xlb show` names it)\n"
+		"OBJECT:\n", XLB_DEFAULT_PIN_DIR, XDP_PIN_DIR);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
 	fprintf(f, "See xlb(8), or `xlb OBJECT help`.\n");
@@ -65,22 +68,43 @@ static int take_global_opts(int *argc, char **argv)
 }
 
 /*
- * Where `ip link ... xdp obj` pinned the maps when no --pin-dir is given.
- * iproute2 pins XDP objects under /sys/fs/bpf/xdp/globals, which it makes a
- * symlink to tc/ (so: tc/globals); but when libxdp created /sys/fs/bpf/xdp
- * as a directory of its own first, iproute2 pins there instead.
+ * The pin dir when no --pin-dir is given: wherever `ip link ... xdp obj`
+ * pinned xlb. iproute2 pins XDP maps in /sys/fs/bpf/xdp/globals; creating
+ * /sys/fs/bpf/xdp itself, it makes it a symlink to tc/ (the maps are then in
+ * tc/globals), but when libxdp made /sys/fs/bpf/xdp a directory first (any
+ * libxdp attach does, `xlb attach` too), iproute2 pins in xdp/globals.
+ * An instance in one of them is the one; in both (not one directory seen
+ * through the symlink) xlb cannot choose. With neither, a new instance goes
+ * where `ip link` will find it after `xlb attach`: xdp/globals, unless
+ * /sys/fs/bpf/xdp is iproute2's symlink.
  */
-static void find_default_pin_dir(void)
+static int find_instance_dir(const char **dir)
 {
-	static const char xdp_dir[] = "/sys/fs/bpf/xdp/globals";
-	char path[256];
+	struct stat tc, xdp;
+	bool in_tc = !stat(XLB_DEFAULT_PIN_DIR "/" XLB_MAP_CONFIG, &tc);
+	bool in_xdp = !stat(XDP_PIN_DIR "/" XLB_MAP_CONFIG, &xdp);
 
-	snprintf(path, sizeof(path), "%s/%s", XLB_DEFAULT_PIN_DIR, XLB_MAP_CONFIG);
-	if (!access(path, F_OK))
-		return;
-	snprintf(path, sizeof(path), "%s/%s", xdp_dir, XLB_MAP_CONFIG);
-	if (!access(path, F_OK))
-		xlb_opts.instance.pin_dir = xdp_dir;
+	if (in_tc && in_xdp &&
+	    (tc.st_dev != xdp.st_dev || tc.st_ino != xdp.st_ino)) {
+		p_err("xlb maps are pinned in both %s and %s: say which instance with --pin-dir",
+		      XLB_DEFAULT_PIN_DIR, XDP_PIN_DIR);
+		return -EEXIST;
+	}
+	if (in_tc)
+		*dir = XLB_DEFAULT_PIN_DIR;
+	else if (in_xdp)
+		*dir = XDP_PIN_DIR;
+	else
+		*dir = !lstat(XDP_PIN_PARENT, &xdp) && S_ISLNK(xdp.st_mode) ?
+		       XLB_DEFAULT_PIN_DIR : XDP_PIN_DIR;
+	return 0;
+}
+
+/* The commands that work without an instance, and so need no pin dir. */
+static bool offline(const char *cmd)
+{
+	return !strcmp(cmd, "table") || !strcmp(cmd, "replay") ||
+	       !strcmp(cmd, "version");
 }
 
 int main(int argc, char **argv)
@@ -92,8 +116,6 @@ int main(int argc, char **argv)
 	argv++;
 	if (take_global_opts(&argc, argv))
 		return EXIT_FAILURE;
-	if (!strcmp(xlb_opts.instance.pin_dir, XLB_DEFAULT_PIN_DIR))
-		find_default_pin_dir();
 	if (argc == 0) {
 		usage(stderr);
 		return EXIT_FAILURE;
@@ -106,6 +128,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[0], cmds[i].name))
 			continue;
+		if (!offline(argv[0]) && !xlb_opts.instance.pin_dir &&
+		    find_instance_dir(&xlb_opts.instance.pin_dir))
+			return EXIT_FAILURE;
 		/* > 0: the help was printed. */
 		err = cmds[i].fn(argc - 1, argv + 1);
 		return err < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

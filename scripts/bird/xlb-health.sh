@@ -9,10 +9,14 @@
 #
 #   xlb-health.sh [--xlb PATH] [--pin-dir DIR] [--table N] [--interval S] [--once] DEV
 #
+# Without --pin-dir, the instance is the one plain `xlb show` finds (in
+# /sys/fs/bpf/tc/globals or xdp/globals, wherever `ip link` pinned it), asked
+# again at every check.
+#
 # A VIP address is announced while all of these hold:
+#  - `xlb show` reads the instance;
 #  - an XDP program is attached to DEV and it uses the maps of the pin dir
 #    (the pinned xlb_config is one of its maps): xlb, with this config;
-#  - `xlb show` reads the instance;
 #  - a VIP on that address has a live table with at least one slot that
 #    names a backend.
 # Anything else (xlb detached, another program, maps gone, every backend
@@ -22,7 +26,7 @@
 set -uo pipefail
 
 XLB=xlb
-PIN_DIR=/sys/fs/bpf/tc/globals
+PIN_DIR=
 TABLE=100
 INTERVAL=0.2
 ONCE=0
@@ -50,33 +54,33 @@ done
 
 log() { echo "$(date +%T.%3N) $*"; }
 
-# attached: the program on DEV holds the pinned xlb_config among its maps.
+# served: SHOW = `xlb show -j` of the instance, DIR = its pin dir, WANT =
+# the VIP addresses with a live table naming a backend, one per line.
+served() {
+	SHOW=$("$XLB" ${PIN_DIR:+--pin-dir "$PIN_DIR"} -j show 2>&1) ||
+		{ REASON="xlb show: $SHOW"; return 1; }
+	DIR=$(jq -r .pin_dir <<<"$SHOW")
+	WANT=$(jq -r '.vips[] | select(.fingerprint != null and .slots_without_backend < .table_size) |
+		.vip | sub(":[0-9]+/[a-z]+$"; "") | ltrimstr("[") | rtrimstr("]")' <<<"$SHOW" | sort -u)
+}
+
+# attached: the program on DEV holds DIR's pinned xlb_config among its maps.
 # The answer is kept while the program and the pinned file stay the same
 # (bpftool is the costly part of a check).
 attached() {
 	local prog pin config ids
 	prog=$(ip link show dev "$DEV" 2>/dev/null | awk '$1 == "prog/xdp" { print $3 }')
 	[[ -n $prog ]] || { REASON="no XDP program on $DEV"; return 1; }
-	pin=$(stat -c %i "$PIN_DIR/xlb_config" 2>/dev/null) ||
-		{ REASON="no xlb maps in $PIN_DIR"; return 1; }
-	[[ $ATTACHED_OK == "$prog $pin" ]] && return 0
-	config=$(bpftool map show pinned "$PIN_DIR/xlb_config" 2>/dev/null | awk -F: 'NR == 1 { print $1 }')
+	pin=$(stat -c %i "$DIR/xlb_config" 2>/dev/null) ||
+		{ REASON="no xlb maps in $DIR"; return 1; }
+	[[ $ATTACHED_OK == "$prog $DIR $pin" ]] && return 0
+	config=$(bpftool map show pinned "$DIR/xlb_config" 2>/dev/null | awk -F: 'NR == 1 { print $1 }')
 	ids=$(bpftool prog show id "$prog" 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "map_ids") print $(i + 1) }')
 	if [[ -z $config || ,$ids, != *,$config,* ]]; then
-		REASON="the program on $DEV is not xlb with the maps of $PIN_DIR"
+		REASON="the program on $DEV is not xlb with the maps of $DIR"
 		return 1
 	fi
-	ATTACHED_OK="$prog $pin"
-}
-
-# served: WANT = the VIP addresses with a live table naming a backend,
-# one per line.
-served() {
-	local show
-	show=$("$XLB" --pin-dir "$PIN_DIR" -j show 2>&1) ||
-		{ REASON="xlb show: $show"; return 1; }
-	WANT=$(jq -r '.vips[] | select(.fingerprint != null and .slots_without_backend < .table_size) |
-		.vip | sub(":[0-9]+/[a-z]+$"; "") | ltrimstr("[") | rtrimstr("]")' <<<"$show" | sort -u)
+	ATTACHED_OK="$prog $DIR $pin"
 }
 
 # announced: the addresses routed in TABLE, one per line (none while the
@@ -90,7 +94,7 @@ check() {
 	local have a
 	REASON="no VIP has a backend"
 	WANT=
-	attached && served || WANT=
+	served && attached || WANT=
 	have=$(announced)
 	for a in $(comm -13 <(echo "$have") <(echo "$WANT")); do
 		ip route replace blackhole "$a" table "$TABLE" proto static && log "announce $a"
