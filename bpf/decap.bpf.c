@@ -1,64 +1,490 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Backend-side decapsulation in XDP, for kernels built without the ipip and
- * ip6tnl drivers (CONFIG_NET_IPIP, CONFIG_IPV6_TUNNEL): strips the outer
- * IPv4 or IPv6 header of an IPIP, IPv6-in-IPv4, IP6IP6 or IPv4-in-IPv6
- * packet and passes the inner packet up the stack as if it had arrived
- * bare, so the VIP held on loopback receives it. Everything else passes
- * unchanged. Where the kernel has the tunnel drivers, backends use them
- * instead (see the README). Like a tunnel device in external mode, it
- * accepts tunnelled packets from any source: attach it only where the
- * balancers are the only senders of such packets.
+ * The backends' XDP program: decapsulation, and the second chance.
+ *
+ * It strips the outer header of what the balancers send, IPIP, IPv6-in-IP
+ * (either outer family) and GUE (include/gue.h), and passes the inner
+ * packet up the stack as if it had arrived bare, so the VIP held on
+ * loopback receives it. Kernels built without the ipip, ip6tnl or fou
+ * drivers need it; with GUE it also gives the second chance:
+ *
+ * A GUE packet names the previous backend of the packet's table slot. A
+ * TCP segment other than a SYN, of a connection this host does not have
+ * (no established, request or time-wait socket), or a UDP datagram no
+ * socket here takes, is sent on to that backend, once: the forwarded
+ * packet says so (hops 1) and is passed up wherever it lands. Everything
+ * else is passed up here, where the host answers a stray segment with a
+ * reset as it would without the second chance (docs/second-chance.md).
+ *
+ * Everything not tunnelled to this host passes unchanged and uncounted;
+ * tunnelled packets count one reason each (include/decap.h). Like a
+ * tunnel device in external mode, it accepts tunnelled packets from any
+ * source: attach it only where the balancers are the only senders of such
+ * packets.
  */
+#include <stdbool.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
+#include "xlb.h"
+#include "gue.h"
+#include "decap.h"
+#include "compiler.h"
+#include "csum.h"
 
-/* Length of the outer header to strip, or 0 to leave the frame alone;
- * *inner_proto is the ethertype of what is inside. */
-static __always_inline int outer_len(void *data, void *data_end,
-				     __be16 *inner_proto)
+/* Linux address family numbers, as bpf_fib_lookup wants them. */
+#define DECAP_SYS_AF_INET	2
+#define DECAP_SYS_AF_INET6	10
+/* A forwarded packet starts a new path: the hop limit of a new packet. */
+#define DECAP_FORWARD_TTL	64
+#define DECAP_TCP_LISTEN	10	/* BPF_TCP_LISTEN */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xlb_decap_config);
+} xlb_decap_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_DECAP__MAX);
+	__type(key, __u32);
+	__type(value, struct xlb_counter);
+} xlb_decap_stats SEC(".maps");
+
+/* The outer IP header: where it ends, its family and what it carries. */
+struct outer {
+	__u32 len;		/* bytes of the outer IP header */
+	__u8 family;		/* enum xlb_family */
+	__u8 proto;
+};
+
+/* What a GUE packet carries, as far as the program acts on it. */
+struct gue_info {
+	__u32 strip;		/* outer IP + UDP + GUE headers */
+	__be16 inner_proto;	/* ethertype of the inner packet */
+	__u8 inner_family;	/* enum xlb_family */
+	struct xlb_gue_priv priv;	/* family XLB_AF_NONE when absent */
+};
+
+XLB_INLINE void count(__u32 reason, __u64 bytes)
+{
+	struct xlb_counter *c = bpf_map_lookup_elem(&xlb_decap_stats, &reason);
+
+	if (c) {
+		c->packets++;
+		c->bytes += bytes;
+	}
+}
+
+/* The outer header, or false when the frame is not IP or an outer IPv4
+ * fragment (a tunnelled packet in pieces needs reassembly first, which the
+ * stack would do; with no tunnel driver it drops them). */
+XLB_INLINE bool parse_outer(void *data, void *data_end, struct outer *o)
 {
 	struct ethhdr *eth = data;
 	struct iphdr *ip4 = (void *)(eth + 1);
 	struct ipv6hdr *ip6 = (void *)(eth + 1);
-	__u8 proto;
-	int len;
 
 	if ((void *)(eth + 1) > data_end)
-		return 0;
+		return false;
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
-		if ((void *)(ip4 + 1) > data_end || ip4->ihl < 5)
-			return 0;
-		/* A fragment of a tunnelled packet needs reassembly first,
-		 * which the stack would do; no tunnel driver here, so it
-		 * is left to be dropped there. */
-		if (ip4->frag_off & bpf_htons(0x3fff))
-			return 0;
-		proto = ip4->protocol;
-		len = ip4->ihl * 4;
-	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
-		if ((void *)(ip6 + 1) > data_end)
-			return 0;
-		proto = ip6->nexthdr;
-		len = sizeof(*ip6);
-	} else {
-		return 0;
+		if ((void *)(ip4 + 1) > data_end || ip4->ihl < 5 ||
+		    ip4->frag_off & bpf_htons(0x3fff))
+			return false;
+		o->family = XLB_AF_INET;
+		o->proto = ip4->protocol;
+		o->len = ip4->ihl * 4;
+		return true;
 	}
-	if (proto == IPPROTO_IPIP)
-		*inner_proto = bpf_htons(ETH_P_IP);
-	else if (proto == IPPROTO_IPV6)
-		*inner_proto = bpf_htons(ETH_P_IPV6);
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		if ((void *)(ip6 + 1) > data_end)
+			return false;
+		o->family = XLB_AF_INET6;
+		o->proto = ip6->nexthdr;
+		o->len = sizeof(*ip6);
+		return true;
+	}
+	return false;
+}
+
+/* Take len bytes of outer headers off: the Ethernet header moves in front
+ * of the inner packet, whose EtherType it takes. */
+XLB_INLINE int strip(struct xdp_md *ctx, __u32 len, __be16 inner_proto)
+{
+	struct ethhdr eth, *neth;
+	void *data = (void *)(long)ctx->data;
+
+	if (data + sizeof(eth) > (void *)(long)ctx->data_end)
+		return -1;
+	__builtin_memcpy(&eth, data, sizeof(eth));
+	if (bpf_xdp_adjust_head(ctx, len))
+		return -1;
+	neth = (void *)(long)ctx->data;
+	if ((void *)(neth + 1) > (void *)(long)ctx->data_end)
+		return -1;
+	__builtin_memcpy(neth, &eth, sizeof(eth));
+	neth->h_proto = inner_proto;
+	return 0;
+}
+
+/* IPIP, IPv6-in-IPv4, IP6IP6, IPv4-in-IPv6: passed up decapsulated when
+ * the inner header is there, else left to the stack as they are. */
+XLB_INLINE int ipip(struct xdp_md *ctx, const struct outer *o, __u64 bytes)
+{
+	void *data = (void *)(long)ctx->data;
+	__be16 inner = o->proto == IPPROTO_IPIP ? bpf_htons(ETH_P_IP)
+						: bpf_htons(ETH_P_IPV6);
+
+	if (data + ETH_HLEN + o->len + sizeof(struct iphdr) >
+	    (void *)(long)ctx->data_end)
+		return XDP_PASS;
+	if (strip(ctx, o->len, inner)) {
+		count(XLB_DECAP_ABORTED, bytes);
+		return XDP_ABORTED;
+	}
+	count(XLB_DECAP_PASS_IPIP, bytes);
+	return XDP_PASS;
+}
+
+XLB_INLINE __be16 gue_port(void)
+{
+	__u32 zero = 0;
+	struct xlb_decap_config *cfg = bpf_map_lookup_elem(&xlb_decap_cfg, &zero);
+
+	return cfg && cfg->gue_port ? cfg->gue_port : bpf_htons(XLB_GUE_DEFAULT_PORT);
+}
+
+/*
+ * The GUE headers after the outer IP header (udp points to the UDP header):
+ * 0 and *g filled in, or -reason of a malformed packet. Accepted: variant
+ * 0, no control message, no flags, and either no extension (as other
+ * senders of GUE write) or exactly xlb's field.
+ */
+XLB_INLINE int parse_gue(struct udphdr *udp, void *data_end, const struct outer *o,
+			 struct gue_info *g)
+{
+	struct xlb_gue_hdr *h = (void *)(udp + 1);
+	struct xlb_gue_priv *priv = (void *)(h + 1);
+	__u32 ext, inner_min;
+	__u8 *inner, version;
+
+	if ((void *)(h + 1) > data_end)
+		return -XLB_DECAP_DROP_TRUNCATED;
+	if (h->hlen & 0xe0 || h->flags)
+		return -XLB_DECAP_DROP_BAD_HEADER;
+	if (h->hlen == XLB_GUE_HLEN)
+		ext = sizeof(*priv);
+	else if (h->hlen == 0)
+		ext = 0;
 	else
+		return -XLB_DECAP_DROP_BAD_HEADER;
+	if (h->proto == IPPROTO_IPIP) {
+		g->inner_family = XLB_AF_INET;
+		g->inner_proto = bpf_htons(ETH_P_IP);
+		inner_min = sizeof(struct iphdr);
+		version = 4;
+	} else if (h->proto == IPPROTO_IPV6) {
+		g->inner_family = XLB_AF_INET6;
+		g->inner_proto = bpf_htons(ETH_P_IPV6);
+		inner_min = sizeof(struct ipv6hdr);
+		version = 6;
+	} else {
+		return -XLB_DECAP_DROP_BAD_PROTO;
+	}
+	inner = (__u8 *)(h + 1) + ext;
+	if ((void *)(inner + inner_min) > data_end)
+		return -XLB_DECAP_DROP_TRUNCATED;
+	if (*inner >> 4 != version)
+		return -XLB_DECAP_DROP_BAD_PROTO;
+	g->strip = o->len + sizeof(*udp) + sizeof(*h) + ext;
+	g->priv.family = XLB_AF_NONE;
+	if (!ext)
 		return 0;
-	/* The inner header must be there, or the stack would get garbage. */
-	if (data + sizeof(*eth) + len + sizeof(struct iphdr) > data_end)
-		return 0;
-	return len;
+	if ((void *)(priv + 1) > data_end)
+		return -XLB_DECAP_DROP_TRUNCATED;
+	__builtin_memcpy(&g->priv, priv, sizeof(*priv));
+	if (g->priv.magic != XLB_GUE_PRIV_MAGIC ||
+	    (g->priv.family != XLB_AF_NONE && g->priv.family != XLB_AF_INET &&
+	     g->priv.family != XLB_AF_INET6))
+		return -XLB_DECAP_DROP_BAD_FIELD;
+	if (g->priv.hops > 1)
+		return -XLB_DECAP_DROP_LOOP;
+	return 0;
+}
+
+/*
+ * Does this host take the inner packet (at inner, of the family)? A TCP
+ * SYN opens a connection here; another segment belongs here when a socket
+ * of its connection exists: established, a request (the handshake's last
+ * ACK) or time-wait. A listener alone does not count, except for an ACK
+ * that carries a valid SYN cookie of that listener (the connection exists
+ * only in the cookie). A UDP datagram belongs here when a socket takes it,
+ * connected to its sender or not. Anything else (fragments, IPv6 extension
+ * headers, other protocols) has nothing to look up: it stays.
+ */
+XLB_INLINE bool host_takes(struct xdp_md *ctx, __u8 *inner, void *data_end,
+			   __u8 family)
+{
+	struct bpf_sock_tuple t = {};
+	struct bpf_sock *sk;
+	struct iphdr *ip4 = (void *)inner;
+	struct ipv6hdr *ip6 = (void *)inner;
+	__u32 tlen, iph_len;
+	struct tcphdr *th;
+	__u8 proto;
+	bool ok;
+
+	if (family == XLB_AF_INET) {
+		if ((void *)(ip4 + 1) > data_end || ip4->ihl < 5 ||
+		    ip4->frag_off & bpf_htons(0x3fff))
+			return true;
+		proto = ip4->protocol;
+		th = (void *)(inner + ip4->ihl * 4);
+		t.ipv4.saddr = ip4->saddr;
+		t.ipv4.daddr = ip4->daddr;
+		tlen = sizeof(t.ipv4);
+		iph_len = sizeof(*ip4);
+	} else {
+		if ((void *)(ip6 + 1) > data_end)
+			return true;
+		proto = ip6->nexthdr;
+		th = (void *)(ip6 + 1);
+		__builtin_memcpy(t.ipv6.saddr, &ip6->saddr, sizeof(t.ipv6.saddr));
+		__builtin_memcpy(t.ipv6.daddr, &ip6->daddr, sizeof(t.ipv6.daddr));
+		tlen = sizeof(t.ipv6);
+		iph_len = sizeof(*ip6);
+	}
+
+	if (proto == IPPROTO_UDP) {
+		struct udphdr *uh = (void *)th;
+
+		if ((void *)(uh + 1) > data_end)
+			return true;
+		if (family == XLB_AF_INET) {
+			t.ipv4.sport = uh->source;
+			t.ipv4.dport = uh->dest;
+		} else {
+			t.ipv6.sport = uh->source;
+			t.ipv6.dport = uh->dest;
+		}
+		sk = bpf_sk_lookup_udp(ctx, &t, tlen, BPF_F_CURRENT_NETNS, 0);
+		if (!sk)
+			return false;
+		bpf_sk_release(sk);
+		return true;
+	}
+	if (proto != IPPROTO_TCP || (void *)(th + 1) > data_end)
+		return true;
+	if (th->syn && !th->ack)
+		return true;
+	if (family == XLB_AF_INET) {
+		t.ipv4.sport = th->source;
+		t.ipv4.dport = th->dest;
+	} else {
+		t.ipv6.sport = th->source;
+		t.ipv6.dport = th->dest;
+	}
+	sk = bpf_skc_lookup_tcp(ctx, &t, tlen, BPF_F_CURRENT_NETNS, 0);
+	if (!sk)
+		return false;
+	ok = sk->state != DECAP_TCP_LISTEN ||
+	     bpf_tcp_check_syncookie(sk, inner, iph_len, th, sizeof(*th)) == 0;
+	bpf_sk_release(sk);
+	return ok;
+}
+
+/* The one's complement sum of an address's words (family's length). */
+XLB_INLINE __u64 addr_sum(const __be32 *a, __u8 family)
+{
+	if (family == XLB_AF_INET)
+		return a[0];
+	return (__u64)a[0] + a[1] + a[2] + a[3];
+}
+
+XLB_INLINE __u64 addr_sum_not(const __be32 *a, __u8 family)
+{
+	if (family == XLB_AF_INET)
+		return (__u32)~a[0];
+	return (__u64)(__u32)~a[0] + (__u32)~a[1] + (__u32)~a[2] + (__u32)~a[3];
+}
+
+/*
+ * Send the packet on to the previous backend: outer destination prev,
+ * source this packet's outer destination (an address of this host the
+ * balancers use), hops 1, and the next hop's MAC addresses from the FIB.
+ * Returns XDP_TX or XDP_REDIRECT, or -reason: a drop when prev cannot be
+ * reached, PASS_PREV_SELF when prev is an address of this host.
+ */
+XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *prev)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip4 = (void *)(eth + 1);
+	struct ipv6hdr *ip6 = (void *)(eth + 1);
+	struct bpf_fib_lookup fib = {
+		.ifindex = ctx->ingress_ifindex,
+		.l4_protocol = IPPROTO_UDP,
+	};
+	__be32 src[4], dst[4];
+	struct xlb_gue_priv *priv;
+	struct udphdr *udp;
+	__u16 old_word, new_word;
+	__u64 sum;
+	int rc;
+
+	if (o->family == XLB_AF_INET) {
+		if ((void *)(ip4 + 1) > data_end)
+			return -XLB_DECAP_ABORTED;
+		udp = (void *)((__u8 *)ip4 + o->len);
+		src[0] = ip4->saddr;
+		dst[0] = ip4->daddr;
+		fib.family = DECAP_SYS_AF_INET;
+		fib.tot_len = bpf_ntohs(ip4->tot_len);
+		fib.ipv4_src = dst[0];
+		fib.ipv4_dst = prev[0];
+	} else {
+		if ((void *)(ip6 + 1) > data_end)
+			return -XLB_DECAP_ABORTED;
+		udp = (void *)(ip6 + 1);
+		__builtin_memcpy(src, &ip6->saddr, sizeof(src));
+		__builtin_memcpy(dst, &ip6->daddr, sizeof(dst));
+		fib.family = DECAP_SYS_AF_INET6;
+		fib.tot_len = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
+		__builtin_memcpy(fib.ipv6_src, dst, sizeof(fib.ipv6_src));
+		__builtin_memcpy(fib.ipv6_dst, prev, sizeof(fib.ipv6_dst));
+	}
+	priv = (void *)((__u8 *)udp + sizeof(*udp) + sizeof(struct xlb_gue_hdr));
+	if ((void *)(priv + 1) > data_end)
+		return -XLB_DECAP_ABORTED;
+	fib.sport = udp->source;
+	fib.dport = udp->dest;
+
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	switch (rc) {
+	case BPF_FIB_LKUP_RET_SUCCESS:
+		break;
+	/* prev is one of this host's addresses, this packet's outer
+	 * destination among them: the route is local. */
+	case BPF_FIB_LKUP_RET_NOT_FWDED:
+		return -XLB_DECAP_PASS_PREV_SELF;
+	case BPF_FIB_LKUP_RET_NO_NEIGH:
+		return -XLB_DECAP_DROP_NO_NEIGH;
+	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
+		return -XLB_DECAP_DROP_TOO_BIG;
+	case BPF_FIB_LKUP_RET_FWD_DISABLED:
+		return -XLB_DECAP_DROP_FWD_DISABLED;
+	default:
+		return -XLB_DECAP_DROP_NO_ROUTE;
+	}
+
+	/* The hops byte shares a 16-bit word of the UDP payload with the
+	 * magic: that word changes from (magic, 0) to (magic, 1). */
+	old_word = *(__u16 *)priv;
+	priv->hops = 1;
+	new_word = *(__u16 *)priv;
+	if (o->family == XLB_AF_INET) {
+		/* RFC 1624 over what changes: TTL, source, destination. */
+		old_word = *(__u16 *)&ip4->ttl;
+		ip4->ttl = DECAP_FORWARD_TTL;
+		sum = (__u16)~ip4->check + (__u16)~old_word + *(__u16 *)&ip4->ttl +
+		      addr_sum_not(src, XLB_AF_INET) + addr_sum(dst, XLB_AF_INET) +
+		      addr_sum_not(dst, XLB_AF_INET) + addr_sum(prev, XLB_AF_INET);
+		ip4->check = xlb_csum_fold(sum);
+		ip4->saddr = dst[0];
+		ip4->daddr = prev[0];
+		/* Zero: no checksum, which IPv4 allows (RFC 768); the inner
+		 * packet carries its own. */
+		udp->check = 0;
+	} else {
+		ip6->hop_limit = DECAP_FORWARD_TTL;
+		/* IPv6 needs the UDP checksum (a zero one only where both ends
+		 * agree to it, RFC 6935): updated for the new pseudo-header
+		 * and the hops byte, RFC 1624. A zero one stays zero. */
+		if (udp->check) {
+			sum = (__u16)~udp->check + (__u16)~old_word + new_word +
+			      addr_sum_not(src, XLB_AF_INET6) +
+			      addr_sum(dst, XLB_AF_INET6) +
+			      addr_sum_not(dst, XLB_AF_INET6) +
+			      addr_sum(prev, XLB_AF_INET6);
+			udp->check = xlb_csum_fold(sum) ?: 0xffff;
+		}
+		__builtin_memcpy(&ip6->saddr, dst, sizeof(dst));
+		__builtin_memcpy(&ip6->daddr, prev, sizeof(dst));
+	}
+	__builtin_memcpy(eth->h_dest, fib.dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, fib.smac, ETH_ALEN);
+	if (fib.ifindex == ctx->ingress_ifindex)
+		return XDP_TX;
+	return bpf_redirect(fib.ifindex, 0);
+}
+
+/* What to do with a well-formed GUE packet: -PASS_* reason or a
+ * forward's verdict (forward()). */
+XLB_INLINE int gue_decide(struct xdp_md *ctx, const struct outer *o,
+			  const struct gue_info *g)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+
+	if (g->priv.family == XLB_AF_NONE)
+		return -XLB_DECAP_PASS_GUE;
+	if (g->priv.hops)
+		return -XLB_DECAP_PASS_FORWARDED;
+	if (host_takes(ctx, (__u8 *)data + ETH_HLEN + g->strip, data_end,
+		       g->inner_family))
+		return -XLB_DECAP_PASS_GUE;
+	/* The new outer source would be an address of the other family,
+	 * which the packet does not tell. */
+	if (g->priv.family != o->family)
+		return -XLB_DECAP_PASS_PREV_FAMILY;
+	return forward(ctx, o, g->priv.prev);
+}
+
+XLB_INLINE int gue(struct xdp_md *ctx, const struct outer *o, __u64 bytes)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct udphdr *udp = data + ETH_HLEN + o->len;
+	struct gue_info g = {};
+	__u32 reason;
+	int ret;
+
+	if ((void *)(udp + 1) > data_end || udp->dest != gue_port())
+		return XDP_PASS;
+	ret = parse_gue(udp, data_end, o, &g);
+	if (!ret)
+		ret = gue_decide(ctx, o, &g);
+	if (ret >= 0) {
+		count(XLB_DECAP_FORWARD, bytes);
+		return ret;
+	}
+	reason = -ret;
+	switch (reason) {
+	case XLB_DECAP_PASS_GUE:
+	case XLB_DECAP_PASS_FORWARDED:
+	case XLB_DECAP_PASS_PREV_SELF:
+	case XLB_DECAP_PASS_PREV_FAMILY:
+		if (strip(ctx, g.strip, g.inner_proto)) {
+			count(XLB_DECAP_ABORTED, bytes);
+			return XDP_ABORTED;
+		}
+		count(reason, bytes);
+		return XDP_PASS;
+	case XLB_DECAP_ABORTED:
+		count(reason, bytes);
+		return XDP_ABORTED;
+	}
+	count(reason, bytes);
+	return XDP_DROP;
 }
 
 SEC("xdp")
@@ -66,23 +492,15 @@ int xdp_decap(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	struct ethhdr eth, *neth;
-	__be16 inner_proto;
-	int len;
+	__u64 bytes = (__u64)((char *)data_end - (char *)data);
+	struct outer o;
 
-	len = outer_len(data, data_end, &inner_proto);
-	if (len <= 0 || len > 60)
+	if (!parse_outer(data, data_end, &o))
 		return XDP_PASS;
-	__builtin_memcpy(&eth, data, sizeof(eth));
-	if (bpf_xdp_adjust_head(ctx, len))
-		return XDP_PASS;
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	neth = data;
-	if ((void *)(neth + 1) > data_end)
-		return XDP_DROP;
-	__builtin_memcpy(neth, &eth, sizeof(eth));
-	neth->h_proto = inner_proto;
+	if (o.proto == IPPROTO_IPIP || o.proto == IPPROTO_IPV6)
+		return ipip(ctx, &o, bytes);
+	if (o.proto == IPPROTO_UDP)
+		return gue(ctx, &o, bytes);
 	return XDP_PASS;
 }
 

@@ -4,12 +4,14 @@
  * BPF_PROG_TEST_RUN: every tunnelled frame xlb can send (IPIP, IP6IP6, and
  * the mixed IPv6-in-IPv4 and IPv4-in-IPv6) comes out as the inner packet
  * behind the same Ethernet addresses; everything else, and what cannot be
- * decapsulated safely, passes unchanged. The end-to-end tests run it on
- * real traffic.
+ * decapsulated safely, passes unchanged. A decapsulated frame counts
+ * under pass_ipip. GUE has tests/test_decap_gue.c; the end-to-end tests
+ * run the program on real traffic.
  */
 #include <errno.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "decap.h"
 #include "decap.skel.h"
 #include "packets.h"
 #include "testlib.h"
@@ -17,23 +19,18 @@
 static const __u8 dmac[6] = { 2, 0, 0, 0, 0, 1 };
 static const __u8 smac[6] = { 2, 0, 0, 0, 0, 2 };
 
+static struct decap *skel;
+
 struct run {
 	int retval;
 	__u8 out[PKT_MAX];
 	__u32 out_len;
 };
 
-/* Run the program once on frame; false (the case skipped or failed) when
- * it cannot be loaded or run. */
-static bool decap_run(const __u8 *frame, size_t len, struct run *r)
+/* The program, loaded once; false (the case skipped) when it cannot be. */
+static bool loaded(void)
 {
-	static struct decap *skel;
 	static int load_err;
-	LIBBPF_OPTS(bpf_test_run_opts, opts,
-		.data_in = frame, .data_size_in = len,
-		.data_out = r->out, .data_size_out = sizeof(r->out),
-		.repeat = 1);
-	int err;
 
 	if (!skel && !load_err) {
 		libbpf_set_print(NULL);
@@ -41,17 +38,46 @@ static bool decap_run(const __u8 *frame, size_t len, struct run *r)
 		if (!skel)
 			load_err = -errno;
 	}
-	if (!skel) {
+	if (!skel)
 		test_skip_env(load_err == -EPERM ? "loading BPF needs root"
 						 : "cannot load decap.bpf.o");
+	return skel != NULL;
+}
+
+/* Run the program once on frame; false (the case skipped or failed) when
+ * it cannot be loaded or run. */
+static bool decap_run(const __u8 *frame, size_t len, struct run *r)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = frame, .data_size_in = len,
+		.data_out = r->out, .data_size_out = sizeof(r->out),
+		.repeat = 1);
+	int err;
+
+	if (!loaded())
 		return false;
-	}
 	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xdp_decap), &opts);
 	if (!ASSERT_OK(err, "BPF_PROG_TEST_RUN"))
 		return false;
 	r->retval = opts.retval;
 	r->out_len = opts.data_size_out;
 	return true;
+}
+
+/* IPIP frames counted so far, over all CPUs. */
+static __u64 ipip_counted(void)
+{
+	int ncpu = libbpf_num_possible_cpus(), i;
+	struct xlb_counter c[ncpu > 0 ? ncpu : 1];
+	__u32 key = XLB_DECAP_PASS_IPIP;
+	__u64 sum = 0;
+
+	if (ncpu <= 0 || bpf_map__lookup_elem(skel->maps.xlb_decap_stats, &key,
+					      sizeof(key), c, sizeof(c), 0))
+		return ~0ULL;
+	for (i = 0; i < ncpu; i++)
+		sum += c[i].packets;
+	return sum;
 }
 
 /* The inner packet's frame as the backend's stack must see it. */
@@ -75,14 +101,19 @@ static void check_decap(int outer, int inner, const char *what)
 	__u8 expect[PKT_MAX], frame[PKT_MAX];
 	size_t elen = inner_frame(inner, expect), flen;
 	struct run r;
+	__u64 before;
 
 	flen = pkt_encap(frame, dmac, smac, outer,
 			 outer == 4 ? "198.51.100.2" : "2001:db8:b::2",
 			 outer == 4 ? "198.51.100.11" : "2001:db8:b::11", 7,
 			 expect + PKT_ETH_LEN, elen - PKT_ETH_LEN, inner);
-	if (!ASSERT_GT(flen, 0, "encapsulated frame") || !decap_run(frame, flen, &r))
+	if (!ASSERT_GT(flen, 0, "encapsulated frame") || !loaded())
+		return;
+	before = ipip_counted();
+	if (!decap_run(frame, flen, &r))
 		return;
 	ASSERT_EQ(r.retval, XDP_PASS, what);
+	ASSERT_EQ(ipip_counted(), before + 1, "counted as pass_ipip");
 	if (ASSERT_EQ(r.out_len, elen, what))
 		ASSERT_MEM_EQ(r.out, expect, elen, what);
 }

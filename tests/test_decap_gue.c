@@ -1,0 +1,874 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The backends' program on GUE (bpf/decap.bpf.c, docs/second-chance.md),
+ * run with BPF_PROG_TEST_RUN in a network namespace of the test's own
+ * (loader/sim/sandbox.h) that holds the VIP on loopback, real sockets on
+ * it and routes to the previous backends, so the program's socket and FIB
+ * lookups answer as on a backend:
+ *
+ * - GUE of either family around either family comes out as the inner
+ *   packet behind the same Ethernet addresses;
+ * - a SYN, a segment of a connection this host has (established or
+ *   time-wait), a packet that was forwarded already, one that names no
+ *   previous backend or names this host: passed up decapsulated;
+ * - any other segment goes to the previous backend, once: outer addresses
+ *   and hops rewritten, checksums valid, MAC addresses from the FIB;
+ * - UDP: a datagram some socket takes stays (a connected socket matches
+ *   only its peer, an unconnected one anyone); one no socket takes goes;
+ * - malformed headers, a loop and an unreachable previous backend are
+ *   dropped, each counted under its reason.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "xlb.h"
+#include "gue.h"
+#include "decap.h"
+#include "decap.skel.h"
+#include "sandbox.h"
+#include "packets.h"
+#include "testlib.h"
+
+/* The sandbox: this backend is its "in" interface. */
+#define BACKEND4	XLB_SANDBOX_SRC4
+#define BACKEND6	XLB_SANDBOX_SRC6
+#define BALANCER4	"198.51.100.50"
+#define BALANCER6	"2001:db8:100::50"
+#define VIP4		"192.0.2.10"
+#define VIP6		"2001:db8:f::10"
+#define CLIENT4		"203.0.113.5"
+#define CLIENT6		"2001:db8:c::5"
+/* Previous backends, by the sandbox's routes. */
+#define PREV4_TX	"203.0.113.20"		/* out of "in" again */
+#define PREV6_TX	"2001:db8:b0::20"
+#define PREV4_REDIR	"203.0.113.70"		/* out of "other" */
+#define PREV6_REDIR	"2001:db8:b1::70"
+#define PREV4_NO_NEIGH	"203.0.113.130"
+#define PREV6_NO_NEIGH	"2001:db8:b2::1"
+#define PREV4_UNREACH	"203.0.113.200"
+#define PREV6_UNREACH	"2001:db8:b3::1"
+#define OTHER_LOCAL4	"198.51.100.129"	/* the "other" interface's */
+
+#define PORT_TCP	80
+#define PORT_UDP_CONN	53	/* a socket connected to CLIENT:PEER_PORT */
+#define PORT_UDP_SERV	54	/* an unconnected service socket */
+#define PEER_PORT	5353
+#define PORT_ESTAB	41000	/* client port of the established connections */
+#define PORT_TW		41001	/* of the connections in time-wait */
+#define PORT_UNKNOWN	42000
+
+static const __u8 mac_in[6] = XLB_SANDBOX_MAC_IN;
+static const __u8 mac_gw[6] = XLB_SANDBOX_MAC_GW;
+static const __u8 mac_other[6] = XLB_SANDBOX_MAC_OTHER;
+static const __u8 mac_other_gw[6] = XLB_SANDBOX_MAC_OTHER_GW;
+
+static struct {
+	bool tried, ready;
+	struct xlb_sandbox env;
+	struct decap *skel;
+	int prog_fd;
+} t;
+
+/* ------------------------------------------------------------------ */
+/* Frames                                                              */
+
+/* A GUE frame as a balancer sends it; fields a test may spoil. */
+struct gue_frame {
+	int outer;			/* 4 or 6 */
+	const char *src, *dst;		/* outer addresses */
+	const __u8 *dmac, *smac;	/* NULL: mac_in, mac_gw */
+	__u8 ttl;			/* 0: 63 (one router since the balancer) */
+	bool no_field;			/* hlen 0: no xlb field */
+	__u8 hops;
+	int prev_family;		/* 0, 4 or 6 */
+	const char *prev;
+	bool udp_csum_zero;		/* IPv4: none; IPv6: RFC 6935 */
+	__u16 port;			/* 0: XLB_GUE_DEFAULT_PORT */
+};
+
+/* The inner packet of a flow to the VIP (its IP packet, no Ethernet). */
+struct inner {
+	int family;
+	__u8 proto;
+	__u16 sport, dport;
+	__u8 tcp_flags;		/* 0: ACK */
+};
+
+static size_t inner_ip(const struct inner *in, __u8 *out)
+{
+	struct pkt_desc d = {
+		.family = in->family,
+		.src = in->family == 4 ? CLIENT4 : CLIENT6,
+		.dst = in->family == 4 ? VIP4 : VIP6,
+		.proto = in->proto, .sport = in->sport, .dport = in->dport,
+		.tcp_flags = in->tcp_flags, .payload_len = 64,
+	};
+	__u8 frame[PKT_MAX];
+	size_t len = pkt_build(&d, frame);
+
+	if (len < PKT_ETH_LEN)
+		return 0;
+	memcpy(out, frame + PKT_ETH_LEN, len - PKT_ETH_LEN);
+	return len - PKT_ETH_LEN;
+}
+
+/* The frame the stack must see after decapsulation: the inner packet
+ * behind the GUE frame's Ethernet addresses. */
+static size_t inner_frame(const struct inner *in, __u8 *out)
+{
+	size_t len = inner_ip(in, out + PKT_ETH_LEN);
+
+	memcpy(out, mac_in, 6);
+	memcpy(out + 6, mac_gw, 6);
+	pkt_put16(out + 12, in->family == 4 ? PKT_ETH_P_IP : PKT_ETH_P_IPV6);
+	return len ? PKT_ETH_LEN + len : 0;
+}
+
+/* Written from draft-ietf-intarea-gue and include/gue.h: outer IP, UDP
+ * with a valid checksum (or zero), GUE base header, xlb's field. */
+static size_t gue_build(const struct gue_frame *g, const __u8 *inner,
+			size_t inner_len, int inner_family, __u8 *out)
+{
+	size_t ilen = g->outer == 4 ? 20 : 40, ext = g->no_field ? 0 : 20;
+	size_t ulen = 8 + 4 + ext + inner_len;
+	__u8 *ip = out + PKT_ETH_LEN, *udp = ip + ilen, *gue = udp + 8;
+	__u8 src[16], dst[16];
+	__u32 sum;
+
+	memcpy(out, g->dmac ? g->dmac : mac_in, 6);
+	memcpy(out + 6, g->smac ? g->smac : mac_gw, 6);
+	pkt_put16(out + 12, g->outer == 4 ? PKT_ETH_P_IP : PKT_ETH_P_IPV6);
+	if (!pkt_addr(g->outer, g->src, src) || !pkt_addr(g->outer, g->dst, dst))
+		return 0;
+	memset(ip, 0, ilen);
+	if (g->outer == 4) {
+		ip[0] = 0x45;
+		pkt_put16(ip + 2, (__u16)(ilen + ulen));
+		pkt_put16(ip + 6, 0x4000);
+		ip[8] = g->ttl ? g->ttl : 63;
+		ip[9] = IPPROTO_UDP;
+		memcpy(ip + 12, src, 4);
+		memcpy(ip + 16, dst, 4);
+		pkt_put16(ip + 10, pkt_fold(pkt_sum(ip, 20, 0)));
+	} else {
+		pkt_put32(ip, 6U << 28 | 0x12345);
+		pkt_put16(ip + 4, (__u16)ulen);
+		ip[6] = IPPROTO_UDP;
+		ip[7] = g->ttl ? g->ttl : 63;
+		memcpy(ip + 8, src, 16);
+		memcpy(ip + 24, dst, 16);
+	}
+	pkt_put16(udp, 49152 + 7);			/* from the flow hash */
+	pkt_put16(udp + 2, g->port ? g->port : XLB_GUE_DEFAULT_PORT);
+	pkt_put16(udp + 4, (__u16)ulen);
+	pkt_put16(udp + 6, 0);
+	gue[0] = (__u8)(ext / 4);			/* variant 0, C 0, hlen */
+	gue[1] = inner_family == 4 ? IPPROTO_IPIP : IPPROTO_IPV6;
+	pkt_put16(gue + 2, 0);
+	if (ext) {
+		memset(gue + 4, 0, ext);
+		gue[4] = XLB_GUE_PRIV_MAGIC;
+		gue[5] = g->hops;
+		gue[6] = (__u8)g->prev_family;
+		if (g->prev_family && !pkt_addr(g->prev_family, g->prev, gue + 8))
+			return 0;
+	}
+	memcpy(gue + 4 + ext, inner, inner_len);
+	if (!g->udp_csum_zero) {
+		sum = pkt_pseudo_sum(g->outer, src, dst, IPPROTO_UDP, ulen);
+		sum = pkt_fold(pkt_sum(udp, ulen, sum));
+		pkt_put16(udp + 6, (__u16)(sum ? sum : 0xffff));
+	}
+	return PKT_ETH_LEN + ilen + ulen;
+}
+
+/* The GUE frame of inner packet in. */
+static size_t gue_frame(const struct gue_frame *g, const struct inner *in, __u8 *out)
+{
+	__u8 ip[PKT_MAX];
+	size_t len = inner_ip(in, ip);
+
+	return len ? gue_build(g, ip, len, in->family, out) : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The backend: sockets on the VIP, the program                        */
+
+static int sock_at(int family, int type, const char *addr, __u16 port)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *s4 = (void *)&ss;
+	struct sockaddr_in6 *s6 = (void *)&ss;
+	int fd, one = 1;
+
+	fd = socket(family == 4 ? AF_INET : AF_INET6, type, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (family == 4) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		pkt_addr(4, addr, (__u8 *)&s4->sin_addr);
+	} else {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		pkt_addr(6, addr, (__u8 *)&s6->sin6_addr);
+	}
+	if (bind(fd, (void *)&ss, sizeof(ss))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int connect_to(int fd, int family, const char *addr, __u16 port)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *s4 = (void *)&ss;
+	struct sockaddr_in6 *s6 = (void *)&ss;
+
+	if (family == 4) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		pkt_addr(4, addr, (__u8 *)&s4->sin_addr);
+	} else {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		pkt_addr(6, addr, (__u8 *)&s6->sin6_addr);
+	}
+	return connect(fd, (void *)&ss, sizeof(ss));
+}
+
+/*
+ * For each family: a listener on VIP:80; a connection to it from
+ * CLIENT:PORT_ESTAB, established; one from CLIENT:PORT_TW that the server
+ * closed first, so its server side is in time-wait; a UDP socket on
+ * VIP:53 connected to CLIENT:PEER_PORT and one on VIP:54 unconnected.
+ * The sockets stay open until the test exits.
+ */
+static int backend_sockets(int family)
+{
+	const char *vip = family == 4 ? VIP4 : VIP6;
+	const char *client = family == 4 ? CLIENT4 : CLIENT6;
+	int lfd, cfd, afd, ufd;
+
+	lfd = sock_at(family, SOCK_STREAM, vip, PORT_TCP);
+	if (lfd < 0 || listen(lfd, 16))
+		return -1;
+	cfd = sock_at(family, SOCK_STREAM, client, PORT_ESTAB);
+	if (cfd < 0 || connect_to(cfd, family, vip, PORT_TCP) ||
+	    accept(lfd, NULL, NULL) < 0)
+		return -1;
+	cfd = sock_at(family, SOCK_STREAM, client, PORT_TW);
+	if (cfd < 0 || connect_to(cfd, family, vip, PORT_TCP))
+		return -1;
+	afd = accept(lfd, NULL, NULL);
+	if (afd < 0)
+		return -1;
+	close(afd);			/* the server's side closes first */
+	usleep(20000);
+	close(cfd);
+	ufd = sock_at(family, SOCK_DGRAM, vip, PORT_UDP_CONN);
+	if (ufd < 0 || connect_to(ufd, family, client, PEER_PORT))
+		return -1;
+	return sock_at(family, SOCK_DGRAM, vip, PORT_UDP_SERV) < 0 ? -1 : 0;
+}
+
+static bool setup(void)
+{
+	static const char addrs[] =
+		"addr add " VIP4 "/32 dev lo\n"
+		"addr add " VIP6 "/128 dev lo nodad\n"
+		"addr add " CLIENT4 "/32 dev lo\n"
+		"addr add " CLIENT6 "/128 dev lo nodad\n";
+	struct bpf_map *map;
+
+	if (t.tried)
+		return t.ready;
+	t.tried = true;
+	if (!test_have_root()) {
+		test_skip_env("needs root (network namespace, BPF)");
+		return false;
+	}
+	if (xlb_sandbox_setup(&t.env)) {
+		test_skip_env("cannot build the test network namespace");
+		return false;
+	}
+	if (!ASSERT_OK(xlb_sandbox_ip(addrs), "addresses on lo") ||
+	    !ASSERT_OK(backend_sockets(4), "IPv4 sockets") ||
+	    !ASSERT_OK(backend_sockets(6), "IPv6 sockets"))
+		return false;
+	libbpf_set_print(NULL);
+	t.skel = decap__open();
+	if (!ASSERT_TRUE(t.skel != NULL, "open decap.bpf.o"))
+		return false;
+	bpf_object__for_each_map(map, t.skel->obj)
+		bpf_map__set_pin_path(map, NULL);
+	if (!ASSERT_OK(decap__load(t.skel), "load decap.bpf.o"))
+		return false;
+	t.prog_fd = bpf_program__fd(t.skel->progs.xdp_decap);
+	t.ready = true;
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running                                                             */
+
+/* The counter of reason, summed over CPUs. */
+static __u64 counted(enum xlb_decap_stat reason)
+{
+	int ncpu = libbpf_num_possible_cpus(), i;
+	struct xlb_counter c[ncpu > 0 ? ncpu : 1];
+	__u32 key = reason;
+	__u64 sum = 0;
+
+	if (ncpu <= 0 || bpf_map__lookup_elem(t.skel->maps.xlb_decap_stats, &key,
+					      sizeof(key), c, sizeof(c), 0))
+		return ~0ULL;
+	for (i = 0; i < ncpu; i++)
+		sum += c[i].packets;
+	return sum;
+}
+
+static __u64 counted_all(void)
+{
+	__u64 sum = 0;
+	int r;
+
+	for (r = 0; r < XLB_DECAP__MAX; r++)
+		sum += counted(r);
+	return sum;
+}
+
+struct run {
+	__u32 retval;
+	__u8 out[PKT_MAX];
+	__u32 out_len;
+};
+
+/* Run the frame; check the verdict, and that exactly one packet was
+ * counted, under reason (or none: reason -1). */
+static bool run_frame(const __u8 *frame, size_t len, __u32 verdict, int reason,
+		      struct run *r, const char *what)
+{
+	__u64 before = reason >= 0 ? counted(reason) : 0, all = counted_all();
+	bool ok;
+
+	r->out_len = sizeof(r->out);
+	if (!ASSERT_GT(len, 0, "frame built") ||
+	    !ASSERT_OK(xlb_sandbox_run(t.prog_fd, t.env.ifindex, frame, (__u32)len,
+				       r->out, &r->out_len, &r->retval), what))
+		return false;
+	ok = ASSERT_EQ(r->retval, verdict, what);
+	if (reason >= 0)
+		ok &= ASSERT_EQ(counted(reason), before + 1, what);
+	ok &= ASSERT_EQ(counted_all(), all + (reason >= 0), what);
+	return ok;
+}
+
+/* The frame is passed up as the inner packet, counted under reason. */
+static void expect_decap(const struct gue_frame *g, const struct inner *in,
+			 enum xlb_decap_stat reason, const char *what)
+{
+	__u8 frame[PKT_MAX], want[PKT_MAX];
+	size_t len = gue_frame(g, in, frame), want_len = inner_frame(in, want);
+	struct run r;
+
+	if (!run_frame(frame, len, XDP_PASS, reason, &r, what))
+		return;
+	if (ASSERT_EQ(r.out_len, want_len, what))
+		ASSERT_MEM_EQ(r.out, want, want_len, what);
+}
+
+/* The frame is forwarded to g->prev: the frame a balancer would have sent
+ * there, with hops 1, from this backend, fresh TTL, the next hop's MAC
+ * addresses, and the outer UDP checksum zero (IPv4) or valid (IPv6). */
+static void expect_forward(const struct gue_frame *g, const struct inner *in,
+			   __u32 verdict, const __u8 *dmac, const __u8 *smac,
+			   const char *what)
+{
+	struct gue_frame fwd = *g;
+	__u8 frame[PKT_MAX], want[PKT_MAX];
+	size_t len = gue_frame(g, in, frame), want_len;
+	struct run r;
+
+	fwd.src = g->dst;
+	fwd.dst = g->prev;
+	fwd.hops = 1;
+	fwd.ttl = 64;
+	fwd.dmac = dmac;
+	fwd.smac = smac;
+	fwd.udp_csum_zero = g->outer == 4 || g->udp_csum_zero;
+	want_len = gue_frame(&fwd, in, want);
+	if (!run_frame(frame, len, verdict, XLB_DECAP_FORWARD, &r, what))
+		return;
+	if (ASSERT_EQ(r.out_len, want_len, what))
+		ASSERT_MEM_EQ(r.out, want, want_len, what);
+}
+
+static void expect_drop(const __u8 *frame, size_t len, enum xlb_decap_stat reason,
+			const char *what)
+{
+	struct run r;
+
+	run_frame(frame, len, XDP_DROP, reason, &r, what);
+}
+
+#define G4(prev_) { .outer = 4, .src = BALANCER4, .dst = BACKEND4, \
+		    .prev_family = 4, .prev = (prev_) }
+#define G6(prev_) { .outer = 6, .src = BALANCER6, .dst = BACKEND6, \
+		    .prev_family = 6, .prev = (prev_) }
+#define TCP(fam, port, flags) { .family = (fam), .proto = IPPROTO_TCP, \
+				.sport = (port), .dport = PORT_TCP, .tcp_flags = (flags) }
+#define UDP(fam, sport_, dport_) { .family = (fam), .proto = IPPROTO_UDP, \
+				   .sport = (sport_), .dport = (dport_) }
+
+/* ------------------------------------------------------------------ */
+/* Cases                                                               */
+
+/* Either family in either family, with no xlb field or with one naming
+ * no previous backend: the inner packet, whatever it is. */
+static void decapsulates_every_family_pair(void)
+{
+	static const struct { int outer, inner; bool no_field; } pairs[] = {
+		{ 4, 4, true }, { 6, 6, true }, { 4, 6, true }, { 6, 4, true },
+		{ 4, 4, false }, { 6, 6, false }, { 4, 6, false }, { 6, 4, false },
+	};
+	size_t i;
+
+	if (!setup())
+		return;
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		struct gue_frame g = {
+			.outer = pairs[i].outer,
+			.src = pairs[i].outer == 4 ? BALANCER4 : BALANCER6,
+			.dst = pairs[i].outer == 4 ? BACKEND4 : BACKEND6,
+			.no_field = pairs[i].no_field,
+		};
+		struct inner in = TCP(pairs[i].inner, PORT_UNKNOWN, 0);
+		char what[64];
+
+		snprintf(what, sizeof(what), "IPv%d in IPv%d%s", pairs[i].inner,
+			 pairs[i].outer, pairs[i].no_field ? ", no field" : "");
+		expect_decap(&g, &in, XLB_DECAP_PASS_GUE, what);
+	}
+}
+
+/* What this host takes stays, though a previous backend is named. */
+static void syn_and_known_connections_stay(void)
+{
+	static const int fams[] = { 4, 6 };
+	size_t i;
+
+	if (!setup())
+		return;
+	for (i = 0; i < 2; i++) {
+		int f = fams[i];
+		struct gue_frame g4 = G4(PREV4_TX), g6 = G6(PREV6_TX);
+		struct gue_frame *g = f == 4 ? &g4 : &g6;
+		struct inner syn = TCP(f, PORT_UNKNOWN, PKT_TCP_SYN);
+		struct inner ack = TCP(f, PORT_ESTAB, PKT_TCP_ACK);
+		struct inner fin = TCP(f, PORT_ESTAB, PKT_TCP_ACK | 0x01);
+		struct inner tw = TCP(f, PORT_TW, PKT_TCP_ACK);
+		struct inner icmp = { .family = f, .proto = f == 4 ? IPPROTO_ICMP
+								    : IPPROTO_ICMPV6 };
+
+		expect_decap(g, &syn, XLB_DECAP_PASS_GUE, f == 4 ? "SYN, IPv4" : "SYN, IPv6");
+		expect_decap(g, &ack, XLB_DECAP_PASS_GUE,
+			     f == 4 ? "established, IPv4" : "established, IPv6");
+		expect_decap(g, &fin, XLB_DECAP_PASS_GUE,
+			     f == 4 ? "FIN, established, IPv4" : "FIN, established, IPv6");
+		expect_decap(g, &tw, XLB_DECAP_PASS_GUE,
+			     f == 4 ? "time-wait, IPv4" : "time-wait, IPv6");
+		expect_decap(g, &icmp, XLB_DECAP_PASS_GUE,
+			     f == 4 ? "ICMP, nothing to look up" : "ICMPv6, nothing to look up");
+	}
+}
+
+/* A segment of a connection this host does not have goes to the previous
+ * backend: out of the interface it came in by, or of another one. A
+ * listener on the port does not make it this host's. */
+static void unknown_segments_go_to_the_previous_backend(void)
+{
+	struct gue_frame g4 = G4(PREV4_TX), g6 = G6(PREV6_TX);
+	struct gue_frame r4 = G4(PREV4_REDIR), r6 = G6(PREV6_REDIR);
+	struct gue_frame z6 = G6(PREV6_TX);
+	struct inner ack4 = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	struct inner ack6 = TCP(6, PORT_UNKNOWN, PKT_TCP_ACK);
+	struct inner rst4 = TCP(4, PORT_UNKNOWN, 0x04);
+	struct inner synack6 = TCP(6, PORT_UNKNOWN, PKT_TCP_SYN | PKT_TCP_ACK);
+
+	if (!setup())
+		return;
+	z6.udp_csum_zero = true;
+	expect_forward(&g4, &ack4, XDP_TX, mac_gw, mac_in, "IPv4, XDP_TX");
+	expect_forward(&g6, &ack6, XDP_TX, mac_gw, mac_in, "IPv6, XDP_TX");
+	expect_forward(&g4, &rst4, XDP_TX, mac_gw, mac_in, "IPv4 RST");
+	expect_forward(&g6, &synack6, XDP_TX, mac_gw, mac_in, "IPv6 SYN-ACK");
+	expect_forward(&z6, &ack6, XDP_TX, mac_gw, mac_in, "IPv6, zero UDP checksum");
+	expect_forward(&r4, &ack4, XDP_REDIRECT, mac_other_gw, mac_other,
+		       "IPv4, XDP_REDIRECT");
+	expect_forward(&r6, &ack6, XDP_REDIRECT, mac_other_gw, mac_other,
+		       "IPv6, XDP_REDIRECT");
+	/* IPv6 inside IPv4 and the reverse: the outer family decides. */
+	expect_forward(&g4, &ack6, XDP_TX, mac_gw, mac_in, "IPv6 in IPv4");
+	expect_forward(&g6, &ack4, XDP_TX, mac_gw, mac_in, "IPv4 in IPv6");
+}
+
+/* What the previous backend receives is passed up there, known or not:
+ * a packet is forwarded once at most. */
+static void a_forwarded_packet_is_never_forwarded_again(void)
+{
+	struct gue_frame g = G4(PREV4_TX), g6 = G6(PREV6_TX);
+	struct inner ack = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	struct inner ack6 = TCP(6, PORT_UNKNOWN, PKT_TCP_ACK);
+	__u8 frame[PKT_MAX], want[PKT_MAX];
+	struct run fwd, again;
+	size_t want_len;
+
+	if (!setup())
+		return;
+	g.hops = 1;
+	g6.hops = 1;
+	expect_decap(&g, &ack, XLB_DECAP_PASS_FORWARDED, "hops 1, IPv4");
+	expect_decap(&g6, &ack6, XLB_DECAP_PASS_FORWARDED, "hops 1, IPv6");
+	/* The program's own output, fed back. */
+	g.hops = 0;
+	if (!run_frame(frame, gue_frame(&g, &ack, frame), XDP_TX, XLB_DECAP_FORWARD,
+		       &fwd, "first pass"))
+		return;
+	want_len = inner_frame(&ack, want);
+	memcpy(want, mac_gw, 6);	/* the forward's MAC addresses stay */
+	memcpy(want + 6, mac_in, 6);
+	if (run_frame(fwd.out, fwd.out_len, XDP_PASS, XLB_DECAP_PASS_FORWARDED, &again,
+		      "second pass") && ASSERT_EQ(again.out_len, want_len, "second pass"))
+		ASSERT_MEM_EQ(again.out, want, want_len, "second pass");
+}
+
+/* A previous backend that is this host (the packet's outer destination,
+ * or another local address), or of the other family: passed up. */
+static void previous_backend_here_or_of_another_family_stays(void)
+{
+	struct gue_frame self4 = G4(BACKEND4), self6 = G6(BACKEND6);
+	struct gue_frame local4 = G4(OTHER_LOCAL4);
+	struct gue_frame fam4 = G4(NULL), fam6 = G6(NULL);
+	struct inner ack4 = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	struct inner ack6 = TCP(6, PORT_UNKNOWN, PKT_TCP_ACK);
+
+	if (!setup())
+		return;
+	fam4.prev_family = 6;
+	fam4.prev = PREV6_TX;
+	fam6.prev_family = 4;
+	fam6.prev = PREV4_TX;
+	expect_decap(&self4, &ack4, XLB_DECAP_PASS_PREV_SELF, "prev is the outer destination, IPv4");
+	expect_decap(&self6, &ack6, XLB_DECAP_PASS_PREV_SELF, "prev is the outer destination, IPv6");
+	expect_decap(&local4, &ack4, XLB_DECAP_PASS_PREV_SELF, "prev is another local address");
+	expect_decap(&fam4, &ack4, XLB_DECAP_PASS_PREV_FAMILY, "IPv6 prev, IPv4 outer");
+	expect_decap(&fam6, &ack6, XLB_DECAP_PASS_PREV_FAMILY, "IPv4 prev, IPv6 outer");
+}
+
+/* A previous backend that cannot be reached: dropped, counted. */
+static void unreachable_previous_backend_is_dropped(void)
+{
+	static const struct { int fam; const char *prev; enum xlb_decap_stat reason; } cases[] = {
+		{ 4, PREV4_NO_NEIGH, XLB_DECAP_DROP_NO_NEIGH },
+		{ 6, PREV6_NO_NEIGH, XLB_DECAP_DROP_NO_NEIGH },
+		{ 4, PREV4_UNREACH, XLB_DECAP_DROP_NO_ROUTE },
+		{ 6, PREV6_UNREACH, XLB_DECAP_DROP_NO_ROUTE },
+	};
+	__u8 frame[PKT_MAX];
+	size_t i;
+
+	if (!setup())
+		return;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gue_frame g4 = G4(cases[i].prev), g6 = G6(cases[i].prev);
+		struct inner ack = TCP(cases[i].fam, PORT_UNKNOWN, PKT_TCP_ACK);
+
+		expect_drop(frame, gue_frame(cases[i].fam == 4 ? &g4 : &g6, &ack, frame),
+			    cases[i].reason, cases[i].prev);
+	}
+}
+
+/* bpf_fib_lookup answers only where the interface forwards: without, the
+ * packet is dropped under a reason that says so. */
+static void forwarding_off_is_dropped_and_named(void)
+{
+	static const char sysctl[] = "/proc/sys/net/ipv4/conf/" XLB_SANDBOX_IF_IN "/forwarding";
+	struct gue_frame g = G4(PREV4_TX);
+	struct inner ack = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	__u8 frame[PKT_MAX];
+	int fd;
+
+	if (!setup())
+		return;
+	fd = open(sysctl, O_WRONLY);
+	if (!ASSERT_GE(fd, 0, "open forwarding sysctl") ||
+	    !ASSERT_EQ(write(fd, "0", 1), 1, "forwarding off")) {
+		close(fd);
+		return;
+	}
+	expect_drop(frame, gue_frame(&g, &ack, frame), XLB_DECAP_DROP_FWD_DISABLED,
+		    "forwarding off");
+	ASSERT_EQ(pwrite(fd, "1", 1, 0), 1, "forwarding on again");
+	close(fd);
+}
+
+/* UDP: a datagram some socket takes stays; a connected socket takes only
+ * its peer's. One no socket takes goes to the previous backend. */
+static void udp_stays_where_a_socket_takes_it(void)
+{
+	static const int fams[] = { 4, 6 };
+	size_t i;
+
+	if (!setup())
+		return;
+	for (i = 0; i < 2; i++) {
+		int f = fams[i];
+		struct gue_frame g4 = G4(PREV4_TX), g6 = G6(PREV6_TX);
+		struct gue_frame *g = f == 4 ? &g4 : &g6;
+		struct inner peer = UDP(f, PEER_PORT, PORT_UDP_CONN);
+		struct inner stranger = UDP(f, PEER_PORT + 1, PORT_UDP_CONN);
+		struct inner service = UDP(f, PEER_PORT + 1, PORT_UDP_SERV);
+		struct inner nobody = UDP(f, PEER_PORT, PORT_UDP_SERV + 1);
+
+		expect_decap(g, &peer, XLB_DECAP_PASS_GUE,
+			     f == 4 ? "connected socket's peer, IPv4" : "connected socket's peer, IPv6");
+		expect_decap(g, &service, XLB_DECAP_PASS_GUE,
+			     f == 4 ? "unconnected service, IPv4" : "unconnected service, IPv6");
+		expect_forward(g, &stranger, XDP_TX, mac_gw, mac_in,
+			       f == 4 ? "not the connected peer, IPv4" : "not the connected peer, IPv6");
+		expect_forward(g, &nobody, XDP_TX, mac_gw, mac_in,
+			       f == 4 ? "no socket, IPv4" : "no socket, IPv6");
+	}
+}
+
+/* Every malformed header is dropped under its reason: the byte at off
+ * (from the UDP header) set to val, or the frame cut to len. */
+static void malformed_gue_is_dropped_by_reason(void)
+{
+	static const struct {
+		const char *what;
+		int off;		/* from the UDP header; -1: cut */
+		__u8 val;
+		enum xlb_decap_stat reason;
+	} cases[] = {
+		{ "version 1",		8, 0x40 | XLB_GUE_HLEN,	XLB_DECAP_DROP_BAD_HEADER },
+		{ "control bit",	8, 0x20 | XLB_GUE_HLEN,	XLB_DECAP_DROP_BAD_HEADER },
+		{ "hlen 3",		8, 3,			XLB_DECAP_DROP_BAD_HEADER },
+		{ "flags",		10, 0x80,		XLB_DECAP_DROP_BAD_HEADER },
+		{ "inner protocol UDP",	9, IPPROTO_UDP,		XLB_DECAP_DROP_BAD_PROTO },
+		{ "IPv6 said, IPv4 inside", 9, IPPROTO_IPV6,	XLB_DECAP_DROP_BAD_PROTO },
+		{ "magic",		12, 'Y',		XLB_DECAP_DROP_BAD_FIELD },
+		{ "family 5",		14, 5,			XLB_DECAP_DROP_BAD_FIELD },
+		{ "hops 2",		13, 2,			XLB_DECAP_DROP_LOOP },
+		{ "hlen past the packet", -1, 8 + 4 + 12,	XLB_DECAP_DROP_TRUNCATED },
+		{ "inner header cut",	-1, 8 + 4 + 20 + 10,	XLB_DECAP_DROP_TRUNCATED },
+		{ "GUE header cut",	-1, 8 + 2,		XLB_DECAP_DROP_TRUNCATED },
+	};
+	static const int outers[] = { 4, 6 };
+	struct inner ack = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	__u8 frame[PKT_MAX];
+	size_t i, o, len, udp;
+
+	if (!setup())
+		return;
+	for (o = 0; o < 2; o++) {
+		struct gue_frame g4 = G4(PREV4_TX), g6 = G6(PREV6_TX);
+
+		udp = PKT_ETH_LEN + (outers[o] == 4 ? 20 : 40);
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			len = gue_frame(outers[o] == 4 ? &g4 : &g6, &ack, frame);
+			if (cases[i].off < 0)
+				len = udp + cases[i].val;
+			else
+				frame[udp + cases[i].off] = cases[i].val;
+			expect_drop(frame, len, cases[i].reason, cases[i].what);
+		}
+	}
+}
+
+/* Not for the GUE port, or not a whole outer packet: left as it is. */
+static void other_udp_and_fragments_pass_unchanged(void)
+{
+	struct gue_frame g = G4(PREV4_TX);
+	struct inner ack = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	__u8 frame[PKT_MAX];
+	struct run r;
+	size_t len;
+
+	if (!setup())
+		return;
+	g.port = XLB_GUE_DEFAULT_PORT + 1;
+	len = gue_frame(&g, &ack, frame);
+	if (run_frame(frame, len, XDP_PASS, -1, &r, "another port"))
+		ASSERT_MEM_EQ(r.out, frame, len, "another port");
+	g.port = 0;
+	len = gue_frame(&g, &ack, frame);
+	pkt_put16(frame + PKT_ETH_LEN + 6, 0x2000);	/* MF */
+	if (run_frame(frame, len, XDP_PASS, -1, &r, "outer fragment"))
+		ASSERT_MEM_EQ(r.out, frame, len, "outer fragment");
+}
+
+/* The GUE port is xlb_decap_cfg's, the default while it is zero. */
+static void the_gue_port_is_a_setting(void)
+{
+	struct xlb_decap_config cfg = { .gue_port = htons(7777) };
+	struct gue_frame g = G4(PREV4_TX);
+	struct inner ack = TCP(4, PORT_ESTAB, PKT_TCP_ACK);
+	__u8 frame[PKT_MAX];
+	__u32 zero = 0;
+	struct run r;
+	size_t len;
+
+	if (!setup())
+		return;
+	if (!ASSERT_OK(bpf_map__update_elem(t.skel->maps.xlb_decap_cfg, &zero,
+					    sizeof(zero), &cfg, sizeof(cfg), 0),
+		       "set the port"))
+		return;
+	len = gue_frame(&g, &ack, frame);
+	if (run_frame(frame, len, XDP_PASS, -1, &r, "the default port, no more"))
+		ASSERT_MEM_EQ(r.out, frame, len, "the default port, no more");
+	g.port = 7777;
+	expect_decap(&g, &ack, XLB_DECAP_PASS_GUE, "the port set");
+	cfg.gue_port = 0;
+	ASSERT_OK(bpf_map__update_elem(t.skel->maps.xlb_decap_cfg, &zero, sizeof(zero),
+				       &cfg, sizeof(cfg), 0), "back to the default");
+	g.port = 0;
+	expect_decap(&g, &ack, XLB_DECAP_PASS_GUE, "the default port again");
+}
+
+/* Set a sysctl of the test's namespace; 0 or -errno. */
+static int sysctl_set(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) != (ssize_t)strlen(value))
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
+/*
+ * Send a SYN from CLIENT:sport, an address that is not local, to VIP:80
+ * through a raw socket, and read the listener's SYN-ACK leaving by the
+ * default route: with tcp_syncookies 2 its sequence number is a SYN cookie.
+ * 0 and *cookie, or -errno.
+ */
+static int syn_cookie(const char *client, __u16 sport, __u32 *cookie)
+{
+	struct pkt_desc syn = { .family = 4, .src = client, .dst = VIP4,
+				.proto = IPPROTO_TCP, .sport = sport,
+				.dport = PORT_TCP, .tcp_flags = PKT_TCP_SYN };
+	struct sockaddr_ll ll = { .sll_family = AF_PACKET,
+				  .sll_protocol = htons(ETH_P_ALL),
+				  .sll_ifindex = t.env.ifindex };
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	struct timeval tv = { .tv_sec = 2 };
+	__u8 ip[PKT_MAX], buf[PKT_MAX], *th;
+	int raw, cap, err = -ETIMEDOUT;
+	size_t len = pkt_build_ip(&syn, ip);
+	ssize_t n;
+
+	pkt_addr(4, VIP4, (__u8 *)&to.sin_addr);
+	/* Only ETH_P_ALL taps see the frames a host sends. */
+	cap = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL));
+	raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	if (cap < 0 || raw < 0 || bind(cap, (void *)&ll, sizeof(ll)) ||
+	    setsockopt(cap, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    sendto(raw, ip, len, 0, (void *)&to, sizeof(to)) != (ssize_t)len) {
+		err = -errno;
+		goto out;
+	}
+	while ((n = recv(cap, buf, sizeof(buf), 0)) >= 40) {
+		th = buf + (buf[0] & 0x0f) * 4;
+		if (buf[0] >> 4 == 4 && buf[9] == IPPROTO_TCP && !memcmp(buf + 16, ip + 12, 4) &&
+		    pkt_get16(th + 2) == sport && th[13] == (PKT_TCP_SYN | PKT_TCP_ACK)) {
+			*cookie = (__u32)pkt_get16(th + 4) << 16 | pkt_get16(th + 6);
+			err = 0;
+			break;
+		}
+	}
+out:
+	if (cap >= 0)
+		close(cap);
+	if (raw >= 0)
+		close(raw);
+	return err;
+}
+
+/* The handshake's last ACK, acknowledging ack: an IPv4 TCP packet from
+ * CLIENT:sport with sequence number 2 (the SYN's was 1). */
+static size_t last_ack(const char *client, __u16 sport, __u32 ack, __u8 *ip)
+{
+	struct pkt_desc d = { .family = 4, .src = client, .dst = VIP4,
+			      .proto = IPPROTO_TCP, .sport = sport,
+			      .dport = PORT_TCP, .tcp_flags = PKT_TCP_ACK };
+	size_t len = pkt_build_ip(&d, ip);
+	__u8 *th = ip + 20;
+
+	pkt_put32(th + 4, 2);
+	pkt_put32(th + 8, ack);
+	pkt_put16(th + 16, 0);
+	pkt_put16(th + 16, pkt_fold(pkt_sum(th, len - 20,
+					    pkt_pseudo_sum(4, ip + 12, ip + 16,
+							   IPPROTO_TCP, len - 20))));
+	return len;
+}
+
+/* Under a SYN flood the listener answers with SYN cookies and keeps no
+ * socket: the last ACK of such a handshake is known by its cookie and
+ * stays; a wrong cookie is not this host's. */
+static void syn_cookie_handshakes_stay(void)
+{
+	static const char cookies[] = "/proc/sys/net/ipv4/tcp_syncookies";
+	static const char client[] = "203.0.113.6";
+	struct gue_frame g = G4(PREV4_TX);
+	__u8 ip[PKT_MAX], frame[PKT_MAX], want[PKT_MAX];
+	size_t ilen, len;
+	__u32 cookie = 0;
+	struct run r;
+
+	if (!setup())
+		return;
+	if (!ASSERT_OK(sysctl_set(cookies, "2"), "tcp_syncookies 2") ||
+	    !ASSERT_OK(syn_cookie(client, 43000, &cookie), "SYN-ACK with a cookie"))
+		goto out;
+	ilen = last_ack(client, 43000, cookie + 1, ip);
+	len = gue_build(&g, ip, ilen, 4, frame);
+	memcpy(want, mac_in, 6);
+	memcpy(want + 6, mac_gw, 6);
+	pkt_put16(want + 12, PKT_ETH_P_IP);
+	memcpy(want + PKT_ETH_LEN, ip, ilen);
+	if (run_frame(frame, len, XDP_PASS, XLB_DECAP_PASS_GUE, &r, "valid cookie") &&
+	    ASSERT_EQ(r.out_len, PKT_ETH_LEN + ilen, "valid cookie"))
+		ASSERT_MEM_EQ(r.out, want, PKT_ETH_LEN + ilen, "valid cookie");
+	/* Its hash bits spoiled (a cookie only a few off may name another
+	 * of the MSS values and still be valid). */
+	ilen = last_ack(client, 43000, (cookie ^ 0x00ff0000) + 1, ip);
+	len = gue_build(&g, ip, ilen, 4, frame);
+	run_frame(frame, len, XDP_TX, XLB_DECAP_FORWARD, &r, "wrong cookie");
+out:
+	ASSERT_OK(sysctl_set(cookies, "1"), "tcp_syncookies 1");
+}
+
+TEST_MAIN(TEST(decapsulates_every_family_pair),
+	  TEST(syn_and_known_connections_stay),
+	  TEST(unknown_segments_go_to_the_previous_backend),
+	  TEST(a_forwarded_packet_is_never_forwarded_again),
+	  TEST(previous_backend_here_or_of_another_family_stays),
+	  TEST(unreachable_previous_backend_is_dropped),
+	  TEST(forwarding_off_is_dropped_and_named),
+	  TEST(syn_cookie_handshakes_stay),
+	  TEST(udp_stays_where_a_socket_takes_it),
+	  TEST(malformed_gue_is_dropped_by_reason),
+	  TEST(other_udp_and_fragments_pass_unchanged),
+	  TEST(the_gue_port_is_a_setting))
