@@ -11,11 +11,16 @@
  *     "config": { "seed": "HEX", "src4": "ADDR", "src6": "ADDR",
  *                 "udp_timeout": S, ... every setting of `xlb config` },
  *     "vips": [ { "vip": "ADDR:PORT/PROTO", "table_size": M,
- *                 "backends": [ { "addr": "ADDR", "weight": W } ] } ]
+ *                 "health": { "kind": "http", "interval_ms": MS, ... },
+ *                 "backends": [ { "addr": "ADDR", "weight": W,
+ *                                 "health": { ... } } ] } ]
  *   }
  *
  * Settings absent from "config" keep their value; "vips" lists every VIP
  * (those not listed are deleted), and when absent VIPs are left alone.
+ * A VIP's or backend's "health" is all its health settings (absent: none
+ * set); a backend's health as found by the checker (DOWN, EVICT) is
+ * runtime state, neither in the file nor changed by it.
  * The keys `xlb show -j` adds about what it observed (slots, shares, ids,
  * fingerprints: xlb_show_observed()) are skipped, so that output is
  * accepted back.
@@ -32,6 +37,7 @@
 #include "cli.h"
 #include "opts.h"
 #include "cmd.h"
+#include "hc_store.h"
 #include "settings.h"
 #include "update.h"
 
@@ -43,6 +49,8 @@ struct file_vip {
 	__u32 m;
 	struct xlb_want *want;
 	size_t n;
+	struct xlb_hc_config hc;	/* the VIP's health settings */
+	struct xlb_hc_config *be_hc;	/* each backend's, as want[] */
 	char where[32];		/* "vips[3]" */
 };
 
@@ -119,12 +127,12 @@ static int read_all(const char *file, char **out, size_t *len)
 /*
  * What a file within the limits can hold, for json_strict_check() to stop
  * at long before the 64 MiB cap: json-c spends hundreds of bytes on each
- * value (2.7 GB for a 10 MB file of empty objects). show -j writes 8
- * values a backend and 8 a VIP besides its backends; twice that, and room
- * for "config".
+ * value (2.7 GB for a 10 MB file of empty objects). show -j writes up to
+ * 24 values a backend and 24 a VIP besides its backends (8 without health
+ * settings); more than that, and room for "config".
  */
-#define APPLY_MAX_VALUES (16 * XLB_BACKEND_IDS + 16 * XLB_MAX_VIPS + 1024)
-#define APPLY_MAX_DEPTH	16	/* a file needs 5; json-c allows 32 */
+#define APPLY_MAX_VALUES (32 * XLB_BACKEND_IDS + 32 * XLB_MAX_VIPS + 1024)
+#define APPLY_MAX_DEPTH	16	/* a file needs 6; json-c allows 32 */
 
 static const struct json_strict_count apply_counts[] = {
 	{ "vips", XLB_MAX_VIPS, "VIPs", "" },
@@ -239,8 +247,24 @@ static int check_config(struct desired *d, struct json_object *cfg)
 	return 0;
 }
 
+/* A "health" object at where. */
+static int check_health(struct desired *d, struct json_object *o,
+			const char *where, struct xlb_hc_config *hc)
+{
+	const char *key, *why;
+	char at[256];
+
+	if (!xlb_hc_from_json(o, hc, &key, &why))
+		return 0;
+	if (!key)
+		return bad(d, where, "%s", why);
+	snprintf(at, sizeof(at), "%.150s.%.64s", where, key);
+	return bad(d, at, "%s", why);
+}
+
 static int check_backend(struct desired *d, struct json_object *b,
-			 const char *where, struct xlb_want *w)
+			 const char *where, struct xlb_want *w,
+			 struct xlb_hc_config *hc)
 {
 	bool have_addr = false;
 	char at[256];
@@ -262,6 +286,10 @@ static int check_backend(struct desired *d, struct json_object *b,
 		} else if (!strcmp(key, "weight")) {
 			err = get_u32(d, val, at, "weight", 0, XLB_MAX_WEIGHT,
 				      &w->weight);
+			if (err)
+				return err;
+		} else if (!strcmp(key, "health")) {
+			err = check_health(d, val, at, hc);
 			if (err)
 				return err;
 		} else if (!xlb_show_observed(true, key)) {
@@ -309,6 +337,10 @@ static int check_vip(struct desired *d, struct json_object *o,
 			if (!json_object_is_type(val, json_type_array))
 				return bad(d, at, "must be an array");
 			backends = val;
+		} else if (!strcmp(key, "health")) {
+			err = check_health(d, val, at, &fv->hc);
+			if (err)
+				return err;
 		} else if (!xlb_show_observed(false, key)) {
 			return bad(d, at, "unknown key");
 		}
@@ -320,16 +352,22 @@ static int check_vip(struct desired *d, struct json_object *o,
 		return bad(d, fv->where, "%zu backends: the limit is %d over all VIPs",
 			   fv->n, XLB_BACKEND_IDS);
 	fv->want = calloc(fv->n ? fv->n : 1, sizeof(*fv->want));
-	if (!fv->want) {
+	fv->be_hc = calloc(fv->n ? fv->n : 1, sizeof(*fv->be_hc));
+	if (!fv->want || !fv->be_hc) {
 		p_err("out of memory");
 		return -ENOMEM;
 	}
+	snprintf(at, sizeof(at), "%s.health", fv->where);
+	if (xlb_hc_check(NULL, &fv->hc, &why))
+		return bad(d, at, "%s", why);
 	for (i = 0; i < fv->n; i++) {
 		snprintf(at, sizeof(at), "%s.backends[%zu]", fv->where, i);
 		err = check_backend(d, json_object_array_get_idx(backends, i),
-				    at, &fv->want[i]);
+				    at, &fv->want[i], &fv->be_hc[i]);
 		if (err)
 			return err;
+		if (xlb_hc_check(&fv->hc, &fv->be_hc[i], &why))
+			return bad(d, at, "health: %s", why);
 	}
 	return 0;
 }
@@ -433,6 +471,23 @@ static int check_against(const struct desired *d, const struct xlb_state *st)
 	return 0;
 }
 
+/* The health settings of a VIP that converged, and of its backends. */
+static int converge_health(struct xlb_instance *inst, struct xlb_state *st,
+			   const struct file_vip *fv)
+{
+	const struct xlb_state_vip *v = xlb_state_vip_find(st, &fv->key);
+	size_t i;
+	int err;
+
+	err = xlb_hc_vip_write(inst, st, v->vip.id, &fv->hc);
+	for (i = 0; i < fv->n && !err; i++)
+		err = xlb_hc_backend_write(inst, st,
+			xlb_state_backend_find(st, v->vip.id, fv->want[i].addr,
+					       fv->want[i].family),
+			&fv->be_hc[i]);
+	return err;
+}
+
 /*
  * The writes, in the order check_against() counted: settings, deletions,
  * then the file's VIPs. Run twice by xlb_update_all_or_nothing(), first as
@@ -470,7 +525,8 @@ static int converge(struct xlb_instance *inst, struct xlb_state *st,
 	}
 	for (i = 0; i < d->n_vips; i++) {
 		err = xlb_vip_converge(inst, st, &d->vips[i].key, d->vips[i].m,
-				       d->vips[i].want, d->vips[i].n);
+				       d->vips[i].want, d->vips[i].n) ?:
+		      converge_health(inst, st, &d->vips[i]);
 		if (err)
 			return err;
 	}
@@ -481,8 +537,10 @@ static void desired_free(struct desired *d)
 {
 	size_t i;
 
-	for (i = 0; i < d->n_vips; i++)
+	for (i = 0; i < d->n_vips; i++) {
 		free(d->vips[i].want);
+		free(d->vips[i].be_hc);
+	}
 	free(d->vips);
 	json_object_put(d->root);
 }
@@ -495,12 +553,18 @@ static int apply_help(void)
 	       "              \"udp_timeout\": S, ...: the settings of `xlb config`,\n"
 	       "              with _ for -},\n"
 	       "   \"vips\": [{\"vip\": \"ADDR:PORT/PROTO\", \"table_size\": M,\n"
-	       "             \"backends\": [{\"addr\": ADDR, \"weight\": W}]}]}\n"
+	       "             \"health\": {\"kind\": \"tcp\", \"interval_ms\": MS, ...},\n"
+	       "             \"backends\": [{\"addr\": ADDR, \"weight\": W,\n"
+	       "                           \"health\": {...}}]}]}\n"
 	       "The file must be strict JSON (RFC 8259: no comments, no trailing\n"
 	       "commas, no key twice in an object). It is checked whole, and every\n"
 	       "table it needs is made, before anything changes; then only what\n"
 	       "differs is written (unchanged VIPs keep their tables). VIPs not in\n"
 	       "\"vips\" are deleted; settings not in \"config\" keep their value.\n"
+	       "\"health\" holds the health settings as `xlb show -j` prints them\n"
+	       "(kind, port, interval_ms, timeout_ms, rise, fall, http_path,\n"
+	       "http_status, udp_send, udp_expect, on_down); a VIP or backend\n"
+	       "without it has none set. Health found by the checker is kept.\n"
 	       "`xlb show -j` output is accepted (what it observed is skipped).\n");
 	return 0;
 }

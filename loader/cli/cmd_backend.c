@@ -9,11 +9,12 @@
 #include "addr.h"
 #include "cmd.h"
 #include "cli.h"
+#include "hc_opts.h"
 #include "opts.h"
 #include "update.h"
 
-#define BACKEND_ADD_USAGE "xlb backend add VIP ADDR [--weight W]"
-#define BACKEND_SET_USAGE "xlb backend set VIP ADDR --weight W"
+#define BACKEND_ADD_USAGE "xlb backend add VIP ADDR [--weight W] " XLB_HC_OPTS_USAGE
+#define BACKEND_SET_USAGE "xlb backend set VIP ADDR [--weight W] " XLB_HC_OPTS_USAGE
 #define BACKEND_DEL_USAGE "xlb backend del VIP ADDR"
 
 static int backend_help(void)
@@ -29,9 +30,11 @@ static int backend_help(void)
 	       "        sum of the VIP's weights. W = 0 drains the backend: it leaves\n"
 	       "        the table (no new flows) but keeps its record, so tracked\n"
 	       "        connections still reach it until they end.\n"
-	       "Every change recomputes the VIP's table and swaps it in at once\n"
-	       "(-v prints how long that took).\n",
-	       XLB_MAX_WEIGHT);
+	       "%s"
+	       "`xlb backend set` changes what it is given (at least one of --weight\n"
+	       "and HEALTH), the rest stays. Every change recomputes the VIP's table\n"
+	       "and swaps it in at once (-v prints how long that took).\n",
+	       XLB_MAX_WEIGHT, xlb_hc_opts_help);
 	return 0;
 }
 
@@ -50,21 +53,25 @@ static int backend_change(enum backend_op op, int argc, char **argv)
 	struct xlb_instance inst;
 	struct xlb_vip_key key;
 	struct xlb_state *st;
+	struct xlb_hc_config vip_hc, hc = {};
+	struct xlb_hc_opts h;
 	/* Above any weight: tells whether --weight was given. */
-	__u32 weight = UINT32_MAX;
-	const struct xlb_opt opts[] = {
+	__u32 weight = UINT32_MAX, id;
+	struct xlb_opt opts[XLB_HC_SETTINGS + 2] = {
 		XLB_OPT_FN("--weight", xlb_opt_weight, &weight),
-		{ NULL },
 	};
+	const char *why;
 	size_t n, i;
 	int err;
 
+	xlb_hc_opts_table(opts + 1, &h);
 	err = xlb_cmd_args(op == BACKEND_DEL ? NULL : opts, &argc, argv,
 			   backend_help, 2, usage[op]);
 	if (err)
 		return err;
-	if (op == BACKEND_SET && weight == UINT32_MAX) {
-		p_err("missing --weight; usage: %s", usage[op]);
+	if (op == BACKEND_SET && weight == UINT32_MAX && !h.given) {
+		p_err("nothing to set (--weight or a health option); usage: %s",
+		      usage[op]);
 		return -EINVAL;
 	}
 	if (weight != UINT32_MAX)
@@ -114,16 +121,36 @@ static int backend_change(enum backend_op op, int argc, char **argv)
 	}
 	if (op == BACKEND_ADD)
 		want[n++] = w;
-	else if (op == BACKEND_SET)
+	else if (op == BACKEND_SET && weight != UINT32_MAX)
 		want[i].weight = w.weight;
-	else
+	else if (op == BACKEND_DEL)
 		want[i] = want[--n];
+
+	/* Its health settings over the VIP's, checked before any write. */
+	id = op == BACKEND_SET ? xlb_state_backend_find(st, v->vip.id, w.addr,
+							w.family) : 0;
+	err = xlb_hc_vip_read(&inst, v->vip.id, &vip_hc);
+	if (!err && id)
+		err = xlb_hc_backend_read(&inst, id, &hc);
+	if (err)
+		goto out;
+	xlb_hc_overlay(&hc, &h.c, h.given);
+	if (op != BACKEND_DEL && xlb_hc_check(&vip_hc, &hc, &why)) {
+		p_err("backend %s of VIP %s: %s", aname, vname, why);
+		err = -EINVAL;
+		goto out;
+	}
 
 	err = xlb_vip_check(st, &key, v->vip.table_size, want, n,
 			    xlb_vips_free(st), xlb_backend_ids_free(st), vname);
 	if (!err)
 		err = xlb_vip_converge(&inst, st, &key, v->vip.table_size,
 				       want, n);
+	if (!err && op != BACKEND_DEL && h.given) {
+		v = xlb_state_vip_find(st, &key);
+		id = xlb_state_backend_find(st, v->vip.id, w.addr, w.family);
+		err = xlb_hc_backend_write(&inst, st, id, &hc);
+	}
 	if (!err && op == BACKEND_ADD)
 		xlb_note_sources(st, &w, 1);
 out:

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* xlb stats: the per-CPU counters summed, per VIP, per backend and per
- * reason (the names of XLB_STAT_LIST), as text, JSON or Prometheus. */
+ * reason (the names of XLB_STAT_LIST), as text, JSON or Prometheus; and
+ * each backend's health with the checker's counts of its transitions. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "cli.h"
 #include "opts.h"
 #include "cmd.h"
+#include "hc_store.h"
 #include "state.h"
 
 #define STAT_NAME(name, str) str,
@@ -46,7 +48,34 @@ struct row {
 	char vip[XLB_VIP_STRLEN];
 	char backend[XLB_ADDR_STRLEN];	/* "" for the VIP's own row */
 	struct xlb_counter c;
+	/* A backend's health: up, down, unknown or unchecked, and the
+	 * transitions the checker counted (struct xlb_hc_state). */
+	const char *health;
+	bool down;		/* XLB_BE_F_DOWN: 1 in xlb_backend_down */
+	__u32 downs, ups, fail_open;
 };
+
+/* The health of backend id into r. */
+static int health_of(const struct xlb_instance *inst,
+		     const struct xlb_state *st, __u32 id, struct row *r)
+{
+	const struct xlb_backend *b = &st->backends[id];
+	struct xlb_hc_config eff;
+	struct xlb_hc_state s;
+	int err;
+
+	err = xlb_hc_effective(inst, st, id, &eff) ?:
+	      xlb_hc_state_read(inst, id, b->gen, &s);
+	if (err)
+		return err;
+	r->down = b->flags & XLB_BE_F_DOWN;
+	r->health = r->down ? "down" : eff.kind == XLB_HC_NONE ? "unchecked" :
+		    xlb_hc_health_name(s.health);
+	r->downs = s.downs;
+	r->ups = s.ups;
+	r->fail_open = s.fail_open;
+	return 0;
+}
 
 struct snapshot {
 	struct xlb_counter reason[XLB_STAT__MAX];
@@ -94,7 +123,8 @@ static int collect(struct xlb_instance *inst, struct xlb_state *st,
 			xlb_vip_str(&v->key, r->vip, sizeof(r->vip));
 			xlb_addr_str(b->addr, b->family, r->backend,
 				     sizeof(r->backend));
-			err = sum(&cnt, inst->backend_stats_fd, ids[k], &r->c);
+			err = sum(&cnt, inst->backend_stats_fd, ids[k], &r->c) ?:
+			      health_of(inst, st, ids[k], r);
 		}
 	}
 out:
@@ -113,9 +143,13 @@ static void print_text(const struct snapshot *snap)
 			printf("\tbackend %s", r->backend);
 		else
 			printf("vip %s", r->vip);
-		printf(" packets %llu bytes %llu\n",
+		printf(" packets %llu bytes %llu",
 		       (unsigned long long)r->c.packets,
 		       (unsigned long long)r->c.bytes);
+		if (r->backend[0])
+			printf(" health %s downs %u ups %u fail-open %u",
+			       r->health, r->downs, r->ups, r->fail_open);
+		putchar('\n');
 	}
 	printf("%-24s %20s %20s\n", "reason", "packets", "bytes");
 	for (i = 0; i < XLB_STAT__MAX; i++)
@@ -138,7 +172,7 @@ static struct json_object *counter_json(const struct xlb_counter *c,
 
 static void print_json(const struct snapshot *snap)
 {
-	struct json_object *o, *vips, *reasons, *vo = NULL, *backends = NULL;
+	struct json_object *o, *vips, *reasons, *vo = NULL, *backends = NULL, *bo;
 	const struct row *r;
 	size_t i;
 
@@ -148,8 +182,16 @@ static void print_json(const struct snapshot *snap)
 	for (i = 0; i < snap->n_rows; i++) {
 		r = &snap->rows[i];
 		if (r->backend[0]) {
-			json_object_array_add(backends,
-				counter_json(&r->c, "addr", r->backend));
+			bo = counter_json(&r->c, "addr", r->backend);
+			json_object_object_add(bo, "health",
+					       json_object_new_string(r->health));
+			json_object_object_add(bo, "downs",
+					       json_object_new_int64(r->downs));
+			json_object_object_add(bo, "ups",
+					       json_object_new_int64(r->ups));
+			json_object_object_add(bo, "fail_open",
+					       json_object_new_int64(r->fail_open));
+			json_object_array_add(backends, bo);
 			continue;
 		}
 		vo = counter_json(&r->c, "vip", r->vip);
@@ -163,6 +205,41 @@ static void print_json(const struct snapshot *snap)
 	json_object_object_add(o, "vips", vips);
 	json_object_object_add(o, "counters", reasons);
 	xlb_json_print(o);
+}
+
+/* A backend's health: a gauge of being out by health, and the counts of
+ * its transitions. */
+static void print_prometheus_health(const struct snapshot *snap)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} fam[] = {
+		{ "xlb_backend_down", "gauge",
+		  "1 while the health checker has a backend down (out of its VIP's table unless all are down)" },
+		{ "xlb_backend_health_downs_total", "counter",
+		  "Times a backend was found down" },
+		{ "xlb_backend_health_ups_total", "counter",
+		  "Times a down backend came back" },
+		{ "xlb_backend_health_fail_open_total", "counter",
+		  "Times a down backend stayed in its VIP's table because every backend of the VIP was down" },
+	};
+	const struct row *r;
+	unsigned long long v;
+	size_t f, i;
+
+	for (f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		printf("# HELP %s %s\n# TYPE %s %s\n", fam[f].name,
+		       fam[f].help, fam[f].name, fam[f].type);
+		for (i = 0; i < snap->n_rows; i++) {
+			r = &snap->rows[i];
+			if (!r->backend[0])
+				continue;
+			v = f == 0 ? r->down : f == 1 ? r->downs :
+			    f == 2 ? r->ups : r->fail_open;
+			printf("%s{vip=\"%s\",backend=\"%s\"} %llu\n",
+			       fam[f].name, r->vip, r->backend, v);
+		}
+	}
 }
 
 /* The Prometheus text exposition format: one family per metric. */
@@ -203,6 +280,7 @@ static void print_prometheus(const struct snapshot *snap)
 				       unit[u % 2], r->vip, v);
 		}
 	}
+	print_prometheus_health(snap);
 }
 
 enum format { TEXT, JSON, PROMETHEUS };
@@ -214,7 +292,10 @@ static int stats_help(void)
 	printf("Usage: " STATS_USAGE "\n"
 	       "Packets and bytes per VIP, per backend, and per outcome: forward,\n"
 	       "pass_* and drop_* reasons, connection-table events (ct_*).\n"
-	       "Counters are summed over CPUs; a new VIP or backend starts at zero.\n");
+	       "Counters are summed over CPUs; a new VIP or backend starts at zero.\n"
+	       "Each backend's health (up, down, unknown: not probed yet, unchecked:\n"
+	       "no health check) and the checker's counts of its transitions: downs,\n"
+	       "ups, and fail-open (kept in the table because all were down).\n");
 	return 0;
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* xlb vip { add | del | help }: virtual services. */
+/* xlb vip { add | set | del | help }: virtual services. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,24 +7,66 @@
 #include "addr.h"
 #include "cmd.h"
 #include "cli.h"
+#include "hc_opts.h"
 #include "opts.h"
 #include "update.h"
 
-#define VIP_ADD_USAGE "xlb vip add VIP [--table-size M]"
+#define VIP_ADD_USAGE "xlb vip add VIP [--table-size M] " XLB_HC_OPTS_USAGE
+#define VIP_SET_USAGE "xlb vip set VIP HEALTH..."
 #define VIP_DEL_USAGE "xlb vip del VIP"
 
 static int vip_help(void)
 {
 	printf("Usage: " VIP_ADD_USAGE "\n"
+	       "       " VIP_SET_USAGE "\n"
 	       "       " VIP_DEL_USAGE "\n"
 	       "       xlb vip help\n"
 	       "VIP := ADDR:PORT/PROTO, e.g. 192.0.2.10:80/tcp or [2001:db8::10]:443/udp;\n"
 	       "       port 0 receives the fragments sent to ADDR with PROTO\n"
 	       "M   := the Maglev table size, a prime in %d..%d (default %d);\n"
 	       "       a VIP holds at most M backends\n"
+	       "%s"
 	       "A new VIP has no backends: add them with `xlb backend add`.\n"
+	       "`xlb vip set` changes the health settings it is given, the others stay.\n"
 	       "Deleting a VIP deletes its backends and its table.\n",
-	       XLB_MIN_TABLE_SIZE, XLB_MAX_TABLE_SIZE, XLB_DEFAULT_TABLE_SIZE);
+	       XLB_MIN_TABLE_SIZE, XLB_MAX_TABLE_SIZE, XLB_DEFAULT_TABLE_SIZE,
+	       xlb_hc_opts_help);
+	return 0;
+}
+
+/*
+ * The VIP's settings with h over them, checked alone and under each of
+ * its backends' overrides (a backend's timeout must stay below the
+ * VIP's new interval). Returns 0 or -EINVAL after p_err().
+ */
+static int vip_health_check(const struct xlb_instance *inst,
+			    const struct xlb_state *st, const char *name,
+			    __u32 vip_id, const struct xlb_hc_config *c)
+{
+	static __u32 ids[XLB_MAX_BACKENDS];
+	char addr[XLB_ADDR_STRLEN];
+	const struct xlb_backend *b;
+	struct xlb_hc_config be;
+	const char *why;
+	size_t n, i;
+	int err;
+
+	if (xlb_hc_check(NULL, c, &why)) {
+		p_err("VIP %s: %s", name, why);
+		return -EINVAL;
+	}
+	n = inst ? xlb_state_vip_backends(st, vip_id, ids) : 0;
+	for (i = 0; i < n; i++) {
+		err = xlb_hc_backend_read(inst, ids[i], &be);
+		if (err)
+			return err;
+		if (!xlb_hc_check(c, &be, &why))
+			continue;
+		b = &st->backends[ids[i]];
+		p_err("VIP %s: backend %s: %s", name,
+		      xlb_addr_str(b->addr, b->family, addr, sizeof(addr)), why);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -32,21 +74,26 @@ static int vip_add(int argc, char **argv)
 {
 	__u32 m = XLB_DEFAULT_TABLE_SIZE;
 	char name[XLB_VIP_STRLEN];
+	struct xlb_state_vip *v;
 	struct xlb_vip_key key;
 	struct xlb_instance inst;
 	struct xlb_state *st;
-	const struct xlb_opt opts[] = {
+	struct xlb_hc_opts h;
+	struct xlb_opt opts[XLB_HC_SETTINGS + 2] = {
 		XLB_OPT_FN("--table-size", xlb_opt_table_size, &m),
-		{ NULL },
 	};
 	int err;
 
+	xlb_hc_opts_table(opts + 1, &h);
 	err = xlb_cmd_args(opts, &argc, argv, vip_help, 1, VIP_ADD_USAGE);
 	if (!err)
 		err = xlb_vip_arg(argv[0], &key);
 	if (err)
 		return err;
 	xlb_vip_str(&key, name, sizeof(name));
+	err = vip_health_check(NULL, NULL, name, 0, &h.c);
+	if (err)
+		return err;
 
 	err = xlb_update_open(&inst, &xlb_opts.instance, &st, false);
 	if (err)
@@ -60,6 +107,54 @@ static int vip_add(int argc, char **argv)
 			    xlb_backend_ids_free(st), name);
 	if (!err)
 		err = xlb_vip_converge(&inst, st, &key, m, NULL, 0);
+	v = err ? NULL : xlb_state_vip_find(st, &key);
+	if (v)
+		err = xlb_hc_vip_write(&inst, st, v->vip.id, &h.c);
+out:
+	xlb_update_close(&inst, st);
+	return err;
+}
+
+static int vip_set(int argc, char **argv)
+{
+	char name[XLB_VIP_STRLEN];
+	struct xlb_state_vip *v;
+	struct xlb_vip_key key;
+	struct xlb_instance inst;
+	struct xlb_hc_config c;
+	struct xlb_state *st;
+	struct xlb_hc_opts h;
+	struct xlb_opt opts[XLB_HC_SETTINGS + 1] = {};
+	int err;
+
+	xlb_hc_opts_table(opts, &h);
+	err = xlb_cmd_args(opts, &argc, argv, vip_help, 1, VIP_SET_USAGE);
+	if (!err)
+		err = xlb_vip_arg(argv[0], &key);
+	if (err)
+		return err;
+	if (!h.given) {
+		p_err("nothing to set; usage: %s", VIP_SET_USAGE);
+		return -EINVAL;
+	}
+	xlb_vip_str(&key, name, sizeof(name));
+
+	err = xlb_update_open(&inst, &xlb_opts.instance, &st, false);
+	if (err)
+		return err;
+	v = xlb_state_vip_find(st, &key);
+	if (!v || v->corrupt[0]) {
+		p_err(v ? "VIP %s is corrupt: `xlb vip del %s` removes it" :
+		      "no VIP %s", name, name);
+		err = v ? -EINVAL : -ENOENT;
+		goto out;
+	}
+	err = xlb_hc_vip_read(&inst, v->vip.id, &c);
+	if (err)
+		goto out;
+	xlb_hc_overlay(&c, &h.c, h.given);
+	err = vip_health_check(&inst, st, name, v->vip.id, &c) ?:
+	      xlb_hc_vip_write(&inst, st, v->vip.id, &c);
 out:
 	xlb_update_close(&inst, st);
 	return err;
@@ -89,6 +184,7 @@ int do_vip(int argc, char **argv)
 {
 	static const struct xlb_verb verbs[] = {
 		{ "add", NULL, vip_add },
+		{ "set", NULL, vip_set },
 		{ "del", "delete", vip_del },
 		{ NULL },
 	};
