@@ -437,6 +437,7 @@ static int read_packets(struct trace *t, pcap_t *pc, const char *path,
 		tp.tcp_flags = p.tcp_flags;
 		tp.l4_len = p.l4_len;
 		tp.wire_len = hdr->len;
+		tp.ts_us = (__u64)hdr->ts.tv_sec * 1000000 + hdr->ts.tv_usec;
 		ret = fn(ctx, &tp);
 		if (ret)
 			return ret;

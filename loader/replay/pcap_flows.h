@@ -42,6 +42,7 @@ struct trace_packet {
 	__u8 tcp_flags;		/* 0 for UDP */
 	__u32 l4_len;		/* TCP/UDP header and payload, on the wire */
 	__u32 wire_len;		/* frame length on the wire */
+	__u64 ts_us;		/* capture timestamp, microseconds */
 };
 
 typedef int (*trace_packet_fn)(void *ctx, const struct trace_packet *pkt);

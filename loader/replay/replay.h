@@ -11,6 +11,7 @@
  *   replay.h       the assignment and its statistics (replay_*.c)
  *   replay_bpf.h   the same through the XDP program (--via bpf, sim/)
  *   replay_report.h  tables, JSON, CSV and plots out
+ *   replay_churn.h   sequences of changes over time: which connections break
  */
 #ifndef XLB_REPLAY_H
 #define XLB_REPLAY_H

@@ -44,6 +44,8 @@ void replay_report_free(struct replay_report *r)
 	free(r->pcaps);
 	replay_flows_free(&r->rf);
 	trace_free(&r->trace);
+	churn_report_free(r->churn);
+	free(r->churn);
 }
 
 /* "203.0.113.1 .. 203.0.113.10" or the whole list when short. */
@@ -208,6 +210,10 @@ void replay_print_table(const struct replay_report *r, bool verbose)
 	int p;
 
 	print_header(r);
+	if (r->churn) {
+		churn_print_table(r);
+		return;
+	}
 	for (p = 0; p < PHASES(r); p++)
 		print_balance(r, p);
 	if (r->change != CHANGE_NONE)
@@ -369,6 +375,10 @@ int replay_print_json(const struct replay_report *r)
 				       j_set(r->set[1], r->n_set[1], NULL));
 		json_object_object_add(root, "after", c);
 	}
+	if (r->churn) {
+		json_object_object_add(root, "churn", churn_json(r));
+		goto print;
+	}
 	json_object_object_add(root, "random", j_random(&r->random[0]));
 	if (r->change != CHANGE_NONE)
 		json_object_object_add(root, "random_after",
@@ -399,6 +409,7 @@ int replay_print_json(const struct replay_report *r)
 		json_object_array_add(algos, o);
 	}
 	json_object_object_add(root, "algorithms", algos);
+print:
 	printf("%s\n", json_object_to_json_string_ext(root,
 						       JSON_C_TO_STRING_PLAIN));
 	json_object_put(root);
@@ -582,6 +593,8 @@ int replay_write_csv(const struct replay_report *r, const char *dir)
 	size_t i, n = 0;
 	int err;
 
+	if (r->churn)
+		return churn_write_csv(r, dir);
 	err = out_dir_prepare(dir);
 	if (err)
 		return err;

@@ -8,6 +8,7 @@
 #define XLB_REPLAY_REPORT_H
 
 #include "replay.h"
+#include "replay_churn.h"
 
 enum replay_change {
 	CHANGE_NONE,
@@ -43,6 +44,11 @@ struct replay_report {
 	struct replay_flows rf;
 	struct replay_random random[2];
 	struct replay_algo algo[LB__MAX];
+
+	/* --churn: a sequence of changes instead of one (NULL without); its
+	 * report replaces balance and disruption, an algorithm's done says
+	 * it ran. */
+	struct churn_report *churn;
 };
 
 #define PHASES(r)	((r)->change == CHANGE_NONE ? 1 : 2)
@@ -53,6 +59,12 @@ void replay_print_table(const struct replay_report *r, bool verbose);
 int replay_print_json(const struct replay_report *r);
 int replay_write_csv(const struct replay_report *r, const char *dir);
 int replay_write_plots(const struct replay_report *r, const char *dir);
+
+/* The --churn report (churn_out.c), called by the three above. */
+struct json_object;
+void churn_print_table(const struct replay_report *r);
+struct json_object *churn_json(const struct replay_report *r);
+int churn_write_csv(const struct replay_report *r, const char *dir);
 
 /* A display name: "ring" carries its V ("ring/100"). */
 const char *replay_algo_label(const struct replay_report *r,
