@@ -5,6 +5,7 @@
  * many move when the backend set changes.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,10 @@ static int replay_help(void)
 "                  [--remove K | --add K[:WEIGHT] | --reweight ADDR=W...]\n"
 "                  [--via model|bpf] [--seed HEX] [--csv DIR] [--plot DIR]\n"
 "                  PCAP...\n"
+"       xlb replay --churn EVENTS|@FILE [--balancers L] [--ecmp MODEL]\n"
+"                  [--history KEEP] [--algo LIST] [--table-size M] [--vnodes V]\n"
+"                  [--backends N | BACKEND[:WEIGHT]...] [--seed HEX] [--csv DIR]\n"
+"                  PCAP...\n"
 "  LIST      algorithms, comma-separated: maglev ring rendezvous jump modulo\n"
 "            (default: all; with --via bpf: maglev)\n"
 "  M         Maglev table size, a prime (default %u)\n"
@@ -45,6 +50,16 @@ static int replay_help(void)
 "  --via     model: the userspace tables; bpf: every packet through the XDP\n"
 "            program with BPF_PROG_TEST_RUN (root; maglev only)\n"
 "  --seed    the flow hash key, 32 hex digits (default fixed)\n"
+"  --churn   changes over time, TIME:ACTION, comma-separated (or one a line\n"
+"            in FILE), TIME from each capture's start (90s, 1500ms); ACTION:\n"
+"            add K[:W], remove K, remove ADDR, reweight ADDR=W, lb-join [K],\n"
+"            lb-fail [ID]; reports for each way of keeping connections how\n"
+"            many break: optimum, table alone, tracking (flows staying on\n"
+"            their balancer, or moved by ECMP), stateless with second chance\n"
+"  L         balancers at the start, numbered from 1 (default 1)\n"
+"  MODEL     the router's ECMP hash: threshold (Linux's, default), modulo,\n"
+"            consistent\n"
+"  KEEP      how long a slot keeps its previous backend (default 300s)\n"
 "Every flow is addressed to VIP " REPLAY_VIP4 " or " REPLAY_VIP6 " at its own\n"
 "server port: its client (the side that sent the SYN, else the first\n"
 "packet) keeps address and port. -j prints JSON; -v adds per-backend loads.\n",
@@ -63,6 +78,9 @@ struct replay_args {
 	char **reweights;
 	int n_reweights;
 	const char *csv_dir, *plot_dir;
+	const char *churn;
+	__u32 balancers;
+	const char *ecmp, *history;
 };
 
 /* An argument is a backend when it is an address, alone or with :WEIGHT. */
@@ -84,15 +102,6 @@ static bool is_backend_arg(const char *arg)
 		return false;
 	*colon = 0;
 	return !xlb_addr_parse(buf, addr, &family, &why);
-}
-
-/* The i-th (from 1) name of the default backend sequence. */
-static void default_name(__u32 i, char *buf, size_t len)
-{
-	if (i <= 254)
-		snprintf(buf, len, "203.0.113.%u", i);
-	else
-		snprintf(buf, len, "2001:db8:be::%x", i);
 }
 
 static long find_backend(const struct lb_backend *set, size_t n,
@@ -157,6 +166,11 @@ static int parse_vnodes(const char *opt, const char *val, void *dest)
 static int parse_n_backends(const char *opt, const char *val, void *dest)
 {
 	return parse_u32_opt(opt, val, 1, XLB_MAX_BACKENDS, dest);
+}
+
+static int parse_balancers(const char *opt, const char *val, void *dest)
+{
+	return parse_u32_opt(opt, val, 1, CHURN_MAX_BALANCERS, dest);
 }
 
 static int set_change(struct replay_args *a, enum replay_change c,
@@ -262,6 +276,10 @@ static int parse_args(int argc, char **argv, struct replay_args *a,
 		XLB_OPT_FN("--seed", parse_key, r->key),
 		XLB_OPT_FN("--csv", xlb_opt_str, &a->csv_dir),
 		XLB_OPT_FN("--plot", xlb_opt_str, &a->plot_dir),
+		XLB_OPT_FN("--churn", xlb_opt_str, &a->churn),
+		XLB_OPT_FN("--balancers", parse_balancers, &a->balancers),
+		XLB_OPT_FN("--ecmp", xlb_opt_str, &a->ecmp),
+		XLB_OPT_FN("--history", xlb_opt_str, &a->history),
 		{ NULL },
 	};
 	int i, err, k;
@@ -311,7 +329,7 @@ static int build_before(struct replay_args *a, struct replay_report *r)
 		memcpy(r->set[0], a->listed, n * sizeof(*r->set[0]));
 	} else {
 		for (i = 0; i < n; i++) {
-			default_name(i + 1, r->set[0][i].id, sizeof(r->set[0][i].id));
+			replay_backend_name(i + 1, r->set[0][i].id, sizeof(r->set[0][i].id));
 			r->set[0][i].weight = 1;
 		}
 	}
@@ -380,7 +398,7 @@ static int build_after(struct replay_args *a, struct replay_report *r)
 	case CHANGE_ADD:
 		for (i = nb; i < na; i++) {
 			do
-				default_name(next++, r->set[1][i].id,
+				replay_backend_name(next++, r->set[1][i].id,
 					     sizeof(r->set[1][i].id));
 			while (find_backend(r->set[1], i, r->set[1][i].id) >= 0);
 			r->set[1][i].weight = a->add_weight;
@@ -406,6 +424,61 @@ static int build_after(struct replay_args *a, struct replay_report *r)
 		break;
 	}
 	return lb_backends_check(r->set[1], na, r->params.table_size);
+}
+
+/* --churn: the sequence, its settings, and the backend sets it goes
+ * through, all checked before any capture is read. */
+static int build_churn(struct replay_args *a, struct replay_report *r)
+{
+	const char *stray = a->balancers ? "--balancers" : a->ecmp ? "--ecmp" :
+			    a->history ? "--history" : NULL, *why;
+	struct churn_report *c;
+	__u32 ms;
+	int e;
+
+	if (!a->churn) {
+		if (stray) {
+			p_err("%s needs --churn", stray);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (a->change != CHANGE_NONE) {
+		p_err("--churn is a sequence of changes, --remove, --add and "
+		      "--reweight one change: give one or the other");
+		return -EINVAL;
+	}
+	if (r->via_bpf || a->plot_dir) {
+		p_err("--churn reports through the model as a table, -j or "
+		      "--csv: leave out %s", r->via_bpf ? "--via bpf" : "--plot");
+		return -EINVAL;
+	}
+	c = r->churn = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->spec.balancers = a->balancers ? a->balancers : 1;
+	c->spec.history_us = CHURN_DEFAULT_HISTORY_US;
+	if (a->history) {
+		if (xlb_duration_parse(a->history, 0, UINT32_MAX, &ms, &why)) {
+			p_err("bad --history '%s': %s", a->history, why);
+			return -EINVAL;
+		}
+		c->spec.history_us = (__u64)ms * 1000;
+	}
+	if (a->ecmp) {
+		for (e = 0; e < ECMP__MAX; e++)
+			if (!strcmp(a->ecmp, churn_ecmp_names[e]))
+				break;
+		if (e == ECMP__MAX) {
+			p_err("bad --ecmp '%s': expected threshold, modulo or "
+			      "consistent", a->ecmp);
+			return -EINVAL;
+		}
+		c->spec.ecmp = e;
+	}
+	return churn_parse(a->churn, &c->spec) ?:
+	       churn_plan_build(&c->spec, r->set[0], r->n_set[0],
+				r->params.table_size, &c->plan);
 }
 
 static int check_via(struct replay_args *a, struct replay_report *r)
@@ -457,14 +530,18 @@ static int check_gnuplot(void)
 	return 0;
 }
 
-static int read_traces(struct replay_report *r, struct replay_packets *pk)
+/* Read every capture, giving each packet to fn (when not NULL); *file,
+ * when given, says which capture is being read. */
+static int read_traces(struct replay_report *r, trace_packet_fn fn, void *ctx,
+		       __u32 *file)
 {
 	int i, err;
 
 	r->trace.progress = isatty(STDERR_FILENO);
 	for (i = 0; i < r->n_pcaps; i++) {
-		err = trace_read(&r->trace, r->pcaps[i],
-				 pk ? replay_packets_add : NULL, pk);
+		if (file)
+			*file = i;
+		err = trace_read(&r->trace, r->pcaps[i], fn, ctx);
 		if (err)
 			return err;
 	}
@@ -506,13 +583,43 @@ static int assign(struct replay_report *r, enum lb_algo_kind k, int phase,
 	return 0;
 }
 
+/* Every algorithm through the change sequence. */
+static int run_churn(struct replay_args *a, struct replay_report *r)
+{
+	struct churn_report *c = r->churn;
+	int err, k;
+
+	err = read_traces(r, churn_packets_add, &c->packets, &c->packets.file) ?:
+	      churn_packets_finish(&c->packets, &r->rf);
+	for (k = 0; !err && k < LB__MAX; k++) {
+		if (!a->algos[k])
+			continue;
+		err = churn_run(k, &r->params, &c->plan, &r->rf, &c->packets,
+				&c->result[k]);
+		if (err == -EINVAL && !a->algos_given) {
+			p_info("%s cannot build every backend set; left out",
+			       lb_algo_name(k));
+			err = 0;
+			continue;
+		}
+		if (err && err != -ENOMEM)
+			p_err("%s: cannot build a table: %s", lb_algo_name(k),
+			      strerror(-err));
+		else
+			r->algo[k].done = true;
+	}
+	return err;
+}
+
 static int run(struct replay_args *a, struct replay_report *r)
 {
 	struct replay_packets packets = {}, *pk = r->via_bpf ? &packets : NULL;
 	struct replay_bpf *dp = NULL;
 	int err, k, p;
 
-	err = read_traces(r, pk);
+	if (r->churn)
+		return run_churn(a, r);
+	err = read_traces(r, pk ? replay_packets_add : NULL, pk, NULL);
 	if (err)
 		goto cleanup;
 	if (pk) {
@@ -586,6 +693,8 @@ int do_replay(int argc, char **argv)
 	err = parse_args(argc, argv, &a, &r);
 	if (!err)
 		err = build_before(&a, &r);
+	if (!err)
+		err = build_churn(&a, &r);
 	if (!err)
 		err = build_after(&a, &r);
 	if (!err)
