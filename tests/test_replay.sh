@@ -9,6 +9,11 @@
 #    TCP/UDP flow, more backends than table slots, bad options) gets one
 #    error line, a non-zero exit and leaves no file behind;
 #  - with root, --via bpf gives the per-backend loads --via model gives.
+#  - --churn on a trace of long flows: every mode's count in the table,
+#    JSON and CSV alike; tracking without moves breaks what the optimum
+#    does, moves add to it, the table alone breaks the most; a sequence
+#    from a file is the same sequence; bad sequences and options that do
+#    not go with --churn get one error line and leave nothing behind.
 set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
 
@@ -119,6 +124,70 @@ bad replay_no_capture "no capture file given" --backends 3
 
 "$XLB" -j replay "$TMP/cut.pcap" >"$TMP/out" 2>/dev/null
 tl_check replay_json_error [ "$(jq -r '.error' "$TMP/out")" != null ]
+
+# --- churn: changes over time ------------------------------------------------
+
+# 1000 flows of up to 1000 packets, 10 ms apart on average: flows live for
+# seconds, long enough to see several changes 2 s apart.
+"$GENTRACE" -n 1000 -s 23 --zipf 0 --max-packets 1000 -o "$TMP/long.pcap"
+CHURN="10s:add 1,12s:lb-join,14s:remove 203.0.113.2,16s:lb-fail 1,18s:reweight 203.0.113.5=0,20s:add 1,22s:remove 203.0.113.5"
+if "$XLB" -j replay --balancers 3 --churn "$CHURN" "$TMP/long.pcap" >"$TMP/jc" 2>"$TMP/err"; then
+	tl_check replay_churn_connections [ "$(jq '[.churn.connections, .trace.flows] | unique | length' "$TMP/jc")" = 1 ]
+	tl_check replay_churn_algorithms [ "$(jq '.churn.algorithms | length' "$TMP/jc")" = 5 ]
+	tl_check replay_churn_tracking_stay_is_optimum [ "$(jq '[.churn.algorithms[].broken | .tracking_stay == .optimum] | all' "$TMP/jc")" = true ]
+	tl_check replay_churn_modes_ordered [ "$(jq '[.churn.algorithms[].broken | .optimum <= .stateless and .stateless <= .table and .tracking_stay <= .tracking_move and .tracking_move <= .table] | all' "$TMP/jc")" = true ]
+	tl_check replay_churn_something_breaks [ "$(jq '.churn.algorithms[] | select(.name == "maglev").broken | .optimum > 0 and .table > .stateless and .tracking_move > .tracking_stay' "$TMP/jc")" = true ]
+	tl_check replay_churn_stateless_reasons [ "$(jq '[.churn.algorithms[] | .broken.stateless == (.stateless | .broken_changed_twice + .broken_kept_too_short + .broken_backend_removed)] | all' "$TMP/jc")" = true ]
+	tl_check replay_churn_ecmp_moved [ "$(jq '.churn.ecmp_moved > 0' "$TMP/jc")" = true ]
+	# A history of 0 keeps no previous backend: stateless is the table.
+	"$XLB" -j replay --history 0s --algo maglev --balancers 3 --churn "$CHURN" "$TMP/long.pcap" >"$TMP/jc0"
+	tl_check replay_churn_history_0 [ "$(jq '.churn.algorithms[0].broken | .stateless == .table' "$TMP/jc0")" = true ]
+	"$XLB" replay --balancers 3 --churn "$CHURN" "$TMP/long.pcap" >"$TMP/churn_table"
+	ms=$(jq '.churn.algorithms[0].broken.stateless' "$TMP/jc")
+	tl_check replay_churn_table_matches_json grep -qE "^ +stateless, second chance +$ms " "$TMP/churn_table"
+	tr , '\n' <<<"$CHURN" | sed 's/^/  /; 3a # a comment, and a blank line\n' >"$TMP/churn.txt"
+	"$XLB" -j replay --balancers 3 --churn "@$TMP/churn.txt" "$TMP/long.pcap" >"$TMP/jcf"
+	tl_check replay_churn_file_form [ "$(jq -c .churn "$TMP/jcf")" = "$(jq -c .churn "$TMP/jc")" ]
+	if "$XLB" replay --balancers 3 --churn "$CHURN" --csv "$TMP/ccsv" "$TMP/long.pcap" >/dev/null 2>"$TMP/err"; then
+		tl_check replay_churn_csv_files [ "$(ls "$TMP/ccsv" | tr '\n' ' ')" = "churn.csv churn_stateless.csv " ]
+		tl_check replay_churn_csv_rows [ "$(wc -l <"$TMP/ccsv/churn.csv") $(wc -l <"$TMP/ccsv/churn_stateless.csv")" = "26 6" ]
+		tl_check replay_churn_csv_matches_json grep -qx "maglev/65537,stateless,1000,$ms,.*" "$TMP/ccsv/churn.csv"
+	else
+		tl_fail replay_churn_csv "$(cat "$TMP/err")"
+	fi
+else
+	tl_fail replay_churn "$(cat "$TMP/err")"
+fi
+
+# bad_churn NAME EXPECTED-MESSAGE ARGS...: as bad, with --csv only.
+bad_churn() {
+	local name=$1 want=$2
+	shift 2
+	rm -rf "$TMP/bad_csv"
+	if "$XLB" replay --csv "$TMP/bad_csv" "$@" >"$TMP/out" 2>"$TMP/err"; then
+		tl_fail "$name" "exited 0"
+	elif [[ $(wc -l <"$TMP/err") -ne 1 ]] || ! grep -q -- "$want" "$TMP/err"; then
+		tl_fail "$name" "error was: $(cat "$TMP/err")"
+	elif [[ -s $TMP/out || -n $(ls -A "$TMP/bad_csv" 2>/dev/null) ]]; then
+		tl_fail "$name" "left output behind"
+	else
+		tl_pass "$name"
+	fi
+}
+
+bad_churn replay_churn_bad_event "bad event '10s:explode': unknown action" --churn "10s:add 1,10s:explode" "$TMP/t.pcap"
+bad_churn replay_churn_bad_time "time '10': needs a unit" --churn "10:add 1" "$TMP/t.pcap"
+bad_churn replay_churn_not_a_backend "203.0.113.77 is not one of the backends" --churn "10s:remove 203.0.113.77" "$TMP/t.pcap"
+bad_churn replay_churn_last_balancer "the last balancer cannot fail" --churn "10s:lb-fail" "$TMP/t.pcap"
+bad_churn replay_churn_not_running "balancer 3 is not running" --balancers 2 --churn "10s:lb-fail 3" "$TMP/t.pcap"
+bad_churn replay_churn_missing_file "$TMP/none.txt: No such file" --churn "@$TMP/none.txt" "$TMP/t.pcap"
+bad_churn replay_churn_and_remove "give one or the other" --churn "10s:add 1" --remove 1 "$TMP/t.pcap"
+bad_churn replay_churn_and_plot "leave out --plot" --churn "10s:add 1" --plot "$TMP/bad_png" "$TMP/t.pcap"
+bad_churn replay_churn_and_bpf "leave out --via bpf" --churn "10s:add 1" --via bpf "$TMP/t.pcap"
+bad_churn replay_balancers_without_churn "--balancers needs --churn" --balancers 3 "$TMP/t.pcap"
+bad_churn replay_churn_bad_ecmp "expected threshold, modulo or consistent" --churn "10s:add 1" --ecmp random "$TMP/t.pcap"
+bad_churn replay_churn_bad_history "bad --history '5'" --churn "10s:add 1" --history 5 "$TMP/t.pcap"
+bad_churn replay_churn_balancers_range "bad --balancers '65'" --churn "10s:add 1" --balancers 65 "$TMP/t.pcap"
 
 # --- through the XDP program -------------------------------------------------
 
