@@ -5,7 +5,8 @@
 # make demo       install, build, run the demo on a network-namespace topology
 # make bench      run every benchmark and print a BENCHMARKS.md-ready report
 # make vmtest     run the suite inside a VM on another kernel (KERNEL=bzImage)
-# make install    install xlb, xlb.bpf.o and xlb(8) under $(DESTDIR)$(PREFIX)
+# make install    install xlb, the balancer's and the backends' BPF objects,
+#                 xlb(8) and the systemd units (see the install target)
 # make fuzz       build the fuzz targets (fuzz/) and run each for FUZZ_SECONDS (60)
 # make check-sanitize  xlb with ASan and UBSan in build/san/, and the CLI and
 #                 loader tests against it
@@ -161,11 +162,36 @@ vmtest: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(BUILD) vmtest/run.sh $(KERNEL)
 
-install: $(BUILD)/xlb $(BUILD)/xlb.bpf.o
+# make install [PREFIX=/usr/local] [DESTDIR=] [UNITDIR=] [SYSCONFDIR=/etc]:
+#   $(PREFIX)/sbin/xlb
+#   $(PREFIX)/lib/xlb/xlb.bpf.o      the balancer's program, for `ip link ... xdp obj`
+#   $(PREFIX)/lib/xlb/decap.bpf.o    the backends' decapsulation without tunnel drivers
+#   $(PREFIX)/share/man/man8/xlb.8
+#   $(UNITDIR)/xlb.service           attach and apply the state file at boot
+#   $(UNITDIR)/xlb-health.service    the health checker
+#   $(SYSCONFDIR)/default/xlb        the units' settings, kept when it exists
+#   $(SYSCONFDIR)/xlb/               for the state file, state.json
+# The units name $(PREFIX) and $(SYSCONFDIR) without DESTDIR, as the
+# installed system sees them.
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+UNIT_SED   := -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+
+install: $(BUILD)/xlb $(BUILD)/xlb.bpf.o $(BUILD)/decap.bpf.o
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 0755 $(BUILD)/xlb $(DESTDIR)$(PREFIX)/sbin/xlb
 	$(Q)install -D -m 0644 $(BUILD)/xlb.bpf.o $(DESTDIR)$(PREFIX)/lib/xlb/xlb.bpf.o
+	$(Q)install -D -m 0644 $(BUILD)/decap.bpf.o $(DESTDIR)$(PREFIX)/lib/xlb/decap.bpf.o
 	$(Q)install -D -m 0644 docs/xlb.8 $(DESTDIR)$(PREFIX)/share/man/man8/xlb.8
+	$(Q)mkdir -p $(BUILD)/systemd
+	$(Q)for f in xlb.service xlb-health.service xlb.default; do \
+		sed $(UNIT_SED) systemd/$$f.in >$(BUILD)/systemd/$$f || exit 1; \
+	done
+	$(Q)install -D -m 0644 -t $(DESTDIR)$(UNITDIR) $(BUILD)/systemd/xlb.service \
+		$(BUILD)/systemd/xlb-health.service
+	$(Q)test -e $(DESTDIR)$(SYSCONFDIR)/default/xlb || \
+		install -D -m 0644 $(BUILD)/systemd/xlb.default $(DESTDIR)$(SYSCONFDIR)/default/xlb
+	$(Q)install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/xlb
 
 clean:
 	$(call msg,CLEAN,$(BUILD))
