@@ -19,79 +19,10 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include "xlb.h"
-#include "csum.h"
+#include "encap_hdr.h"
 #include "fib.h"
 #include "parse.h"
 #include "stats.h"
-
-#define XLB_OUTER_TTL		64
-#define XLB_IP_DF		0x4000
-
-/* Bytes the outer header adds for a backend of this family. */
-XLB_INLINE __u32 xlb_outer_len(const struct xlb_backend *be)
-{
-	return be->family == XLB_AF_INET ? sizeof(struct iphdr)
-					 : sizeof(struct ipv6hdr);
-}
-
-/* The outer source address of the backend's family is configured. */
-XLB_INLINE bool xlb_outer_source_ok(const struct xlb_backend *be,
-				    const struct xlb_config *cfg)
-{
-	if (be->family == XLB_AF_INET)
-		return cfg->src4 != 0;
-	return (cfg->src6[0] | cfg->src6[1] | cfg->src6[2] | cfg->src6[3]) != 0;
-}
-
-XLB_INLINE __u8 xlb_inner_proto(const struct xlb_pkt *pkt)
-{
-	return pkt->flow.family == XLB_AF_INET ? IPPROTO_IPIP : IPPROTO_IPV6;
-}
-
-/*
- * Outer IPv4: DF set (the MTU was checked against the route; with DF the
- * zero IP ID is valid, RFC 6864), TOS copied from the inner packet.
- *
- * The header is made as five 32-bit words in registers, the checksum
- * summed from them, then stored: summing it back from the packet would
- * read words just written in smaller pieces, which the CPU cannot forward
- * from its store buffer and stalls on.
- */
-XLB_INLINE void xlb_write_ipv4(struct iphdr *iph, const struct xlb_pkt *pkt,
-			       const struct xlb_backend *be,
-			       const struct xlb_config *cfg)
-{
-	__u32 *w = (__u32 *)iph;
-	__u32 w0, w1, w2;
-
-	/* version 4, IHL 5, TOS, total length | ID 0, DF | TTL, protocol,
-	 * checksum 0: in network order, as they lie in the packet. */
-	w0 = bpf_htonl(0x45U << 24 | (__u32)pkt->tos << 16 |
-		       (pkt->l3_len + sizeof(*iph)));
-	w1 = bpf_htonl(XLB_IP_DF);
-	w2 = bpf_htonl((__u32)XLB_OUTER_TTL << 24 | (__u32)xlb_inner_proto(pkt) << 16);
-	w[0] = w0;
-	w[1] = w1;
-	w[2] = w2;
-	w[3] = cfg->src4;
-	w[4] = be->addr[0];
-	iph->check = xlb_csum_fold((__u64)w0 + w1 + w2 + cfg->src4 + be->addr[0]);
-}
-
-/* Outer IPv6: traffic class copied, flow label from the flow hash so
- * routers between balancer and backend spread flows over equal paths. */
-XLB_INLINE void xlb_write_ipv6(struct ipv6hdr *ip6h, const struct xlb_pkt *pkt,
-			       const struct xlb_backend *be,
-			       const struct xlb_config *cfg, __u64 hash)
-{
-	*(__be32 *)ip6h = bpf_htonl(6U << 28 | (__u32)pkt->tos << 20 |
-				    ((__u32)hash & 0xfffff));
-	ip6h->payload_len = bpf_htons(pkt->l3_len);
-	ip6h->nexthdr = xlb_inner_proto(pkt);
-	ip6h->hop_limit = XLB_OUTER_TTL;
-	__builtin_memcpy(&ip6h->saddr, cfg->src6, sizeof(ip6h->saddr));
-	__builtin_memcpy(&ip6h->daddr, be->addr, sizeof(ip6h->daddr));
-}
 
 /*
  * Replace the L2 header (and VLAN tags) by Ethernet + outer IP header. The
@@ -128,13 +59,15 @@ XLB_INLINE int xlb_encap(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 
 		if ((void *)(iph + 1) > end)
 			return -XLB_STAT_DROP_ENCAP_FAILED;
-		xlb_write_ipv4(iph, pkt, be, cfg);
+		xlb_write_ipv4(iph, pkt->l3_len, pkt->tos, pkt->flow.family,
+			       be, cfg);
 	} else {
 		struct ipv6hdr *ip6h = data + sizeof(struct ethhdr);
 
 		if ((void *)(ip6h + 1) > end)
 			return -XLB_STAT_DROP_ENCAP_FAILED;
-		xlb_write_ipv6(ip6h, pkt, be, cfg, hash);
+		xlb_write_ipv6(ip6h, pkt->l3_len, pkt->tos, pkt->flow.family,
+			       be, cfg, hash);
 	}
 	return 0;
 }
