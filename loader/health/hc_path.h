@@ -17,9 +17,14 @@
 
 struct xlb_hc_path;
 
-/* Load bpf/hc.bpf.o (obj_path, or the installed/built one when NULL)
- * against the instance pinned in pin_dir and install the rules and
- * routes for IPv4 and IPv6. */
+/*
+ * Load bpf/hc.bpf.o (obj_path, or the copy built into the binary when
+ * NULL) against the instance pinned in pin_dir and install the rules and
+ * routes for IPv4 and IPv6, over the device that holds the instance's
+ * outer source address. Returns 0 or -errno after p_err() (the instance
+ * has no outer source, or none of this host's devices holds it; the
+ * kernel refused a route or rule).
+ */
 int xlb_hc_path_install(const char *pin_dir, const char *obj_path,
 			struct xlb_hc_path **out);
 /* Remove the rules and routes and free. */

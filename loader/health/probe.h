@@ -24,11 +24,10 @@
 /*
  * Probe packets carry XLB_HC_MARK_BASE | backend id in skb->mark (set
  * with SO_MARK); hc_path.h routes every packet whose mark matches
- * XLB_HC_MARK_MASK to the encapsulating program. Backend ids are below
- * XLB_MAX_BACKENDS, so they fit the low 16 bits.
+ * XLB_HC_MARK_MASK to the encapsulating program. The mark is defined in
+ * include/hc.h, which the program shares.
  */
-#define XLB_HC_MARK_BASE	0x584c0000U
-#define XLB_HC_MARK_MASK	0xffff0000U
+#include "hc.h"
 
 enum xlb_probe_kind {
 	XLB_PROBE_TCP,		/* up: the connection is accepted */
@@ -61,6 +60,10 @@ struct xlb_probe_result {
 	__u32 rtt_us;		/* start to answer (ok or not) */
 	char error[64];		/* why not ok: "connection refused",
 				 * "timeout", "HTTP 503", ...; "" if ok */
+	char answer[64];	/* the start of what the backend answered,
+				 * for a person to read: the HTTP body that
+				 * came with the status line, the UDP reply;
+				 * NUL-terminated, "" for TCP */
 };
 
 /* Many probes in flight at once, driven by one thread with epoll. */
