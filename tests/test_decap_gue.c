@@ -319,6 +319,19 @@ static void previous_backend_here_or_of_another_family_stays(void)
 	expect_decap(&fam6, &ack6, XLB_DECAP_PASS_PREV_FAMILY, "IPv4 prev, IPv6 outer");
 }
 
+/* Set a sysctl of the test's namespace; 0 or -errno. */
+static int sysctl_set(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) != (ssize_t)strlen(value))
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
 /* A previous backend that cannot be reached: dropped, counted. */
 static void unreachable_previous_backend_is_dropped(void)
 {
@@ -327,16 +340,24 @@ static void unreachable_previous_backend_is_dropped(void)
 		{ 6, PREV6_NO_NEIGH, XLB_DECAP_DROP_NO_NEIGH },
 		{ 4, PREV4_UNREACH, XLB_DECAP_DROP_NO_ROUTE },
 		{ 6, PREV6_UNREACH, XLB_DECAP_DROP_NO_ROUTE },
+		{ 4, PREV4_SMALL_MTU, XLB_DECAP_DROP_TOO_BIG },
+		{ 6, PREV6_SMALL_MTU, XLB_DECAP_DROP_TOO_BIG },
 	};
 	__u8 frame[PKT_MAX];
 	size_t i;
 
-	if (!setup())
+	if (!setup() ||
+	    !ASSERT_OK(xlb_sandbox_ip("route add " PREV4_SMALL_MTU " via " XLB_SANDBOX_GW4
+				      " mtu lock 200\n"
+				      "route add " PREV6_SMALL_MTU " via " XLB_SANDBOX_GW6
+				      " mtu lock 1280\n"), "routes of a small MTU"))
 		return;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct gue_frame g4 = G4(cases[i].prev), g6 = G6(cases[i].prev);
 		struct inner ack = TCP(cases[i].fam, PORT_UNKNOWN, PKT_TCP_ACK);
 
+		if (cases[i].reason == XLB_DECAP_DROP_TOO_BIG)
+			ack.payload_len = 1280;
 		expect_drop(frame, gue_frame(cases[i].fam == 4 ? &g4 : &g6, &ack, frame),
 			    cases[i].reason, cases[i].prev);
 	}
@@ -346,24 +367,25 @@ static void unreachable_previous_backend_is_dropped(void)
  * packet is dropped under a reason that says so. */
 static void forwarding_off_is_dropped_and_named(void)
 {
-	static const char sysctl[] = "/proc/sys/net/ipv4/conf/" XLB_SANDBOX_IF_IN "/forwarding";
-	struct gue_frame g = G4(PREV4_TX);
-	struct inner ack = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	static const char *const sysctls[] = {
+		"/proc/sys/net/ipv4/conf/" XLB_SANDBOX_IF_IN "/forwarding",
+		"/proc/sys/net/ipv6/conf/" XLB_SANDBOX_IF_IN "/forwarding",
+	};
+	struct gue_frame g4 = G4(PREV4_TX), g6 = G6(PREV6_TX);
+	struct inner ack4 = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	struct inner ack6 = TCP(6, PORT_UNKNOWN, PKT_TCP_ACK);
 	__u8 frame[PKT_MAX];
-	int fd;
+	int i;
 
 	if (!setup())
 		return;
-	fd = open(sysctl, O_WRONLY);
-	if (!ASSERT_GE(fd, 0, "open forwarding sysctl") ||
-	    !ASSERT_EQ(write(fd, "0", 1), 1, "forwarding off")) {
-		close(fd);
-		return;
+	for (i = 0; i < 2; i++) {
+		if (!ASSERT_OK(sysctl_set(sysctls[i], "0"), "forwarding off"))
+			return;
+		expect_drop(frame, i ? gue_frame(&g6, &ack6, frame) : gue_frame(&g4, &ack4, frame),
+			    XLB_DECAP_DROP_FWD_DISABLED, i ? "IPv6" : "IPv4");
+		ASSERT_OK(sysctl_set(sysctls[i], "1"), "forwarding on again");
 	}
-	expect_drop(frame, gue_frame(&g, &ack, frame), XLB_DECAP_DROP_FWD_DISABLED,
-		    "forwarding off");
-	ASSERT_EQ(pwrite(fd, "1", 1, 0), 1, "forwarding on again");
-	close(fd);
 }
 
 /* UDP: a datagram some socket takes stays; a connected socket takes only
@@ -489,19 +511,6 @@ static void the_gue_port_is_a_setting(void)
 				       &cfg, sizeof(cfg), 0), "back to the default");
 	g.port = 0;
 	expect_decap(&g, &ack, XLB_DECAP_PASS_GUE, "the default port again");
-}
-
-/* Set a sysctl of the test's namespace; 0 or -errno. */
-static int sysctl_set(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, strlen(value)) != (ssize_t)strlen(value))
-		err = -EIO;
-	close(fd);
-	return err;
 }
 
 /*

@@ -36,6 +36,8 @@
 #define PREV6_NO_NEIGH	"2001:db8:b2::1"
 #define PREV4_UNREACH	"203.0.113.200"
 #define PREV6_UNREACH	"2001:db8:b3::1"
+#define PREV4_SMALL_MTU	"203.0.113.21"		/* routes the tests add */
+#define PREV6_SMALL_MTU	"2001:db8:b0::21"
 #define OTHER_LOCAL4	"198.51.100.129"	/* the "other" interface's */
 
 #define PORT_TCP	80
@@ -71,6 +73,7 @@ struct inner {
 	__u8 proto;
 	__u16 sport, dport;
 	__u8 tcp_flags;		/* 0: ACK */
+	size_t payload_len;	/* 0: 64 bytes */
 };
 
 static inline size_t inner_ip(const struct inner *in, __u8 *out)
@@ -80,7 +83,8 @@ static inline size_t inner_ip(const struct inner *in, __u8 *out)
 		.src = in->family == 4 ? CLIENT4 : CLIENT6,
 		.dst = in->family == 4 ? VIP4 : VIP6,
 		.proto = in->proto, .sport = in->sport, .dport = in->dport,
-		.tcp_flags = in->tcp_flags, .payload_len = 64,
+		.tcp_flags = in->tcp_flags,
+		.payload_len = in->payload_len ? in->payload_len : 64,
 	};
 	__u8 frame[PKT_MAX];
 	size_t len = pkt_build(&d, frame);
