@@ -28,6 +28,7 @@
 #include "xlb.h"
 #include "hc.h"
 #include "hc_path.h"
+#include "probe.h"
 #include "report.h"
 #include "sandbox.h"
 #include "packets.h"
@@ -425,6 +426,32 @@ static void removed_path_routes_nothing(void)
 		  "send without the path");
 }
 
+static void on_result(void *cookie, const struct xlb_probe_result *res, void *ctx)
+{
+	(void)ctx;
+	*(struct xlb_probe_result *)cookie = *res;
+}
+
+/* Without the path, a probe still starts, and reports why it failed. */
+static void probe_without_the_path_reports_unreachable(void)
+{
+	struct xlb_probe pr = { .backend_id = ID_BE4, .family = XLB_AF_INET,
+				.kind = XLB_PROBE_TCP, .port = 80, .timeout_ms = 1000 };
+	struct xlb_probe_result res = { .ok = true };
+	struct xlb_prober *p;
+
+	if (!real_setup() || !ASSERT_TRUE(!path, "the path is removed") ||
+	    !ASSERT_OK(xlb_prober_new(&p), "prober"))
+		return;
+	pkt_addr(4, VIP4, (__u8 *)pr.vip);
+	if (ASSERT_OK(xlb_prober_start(p, &pr, &res), "start")) {
+		ASSERT_EQ(xlb_prober_poll(p, 1000, on_result, NULL), 1, "one result");
+		ASSERT_TRUE(!res.ok, "down");
+		ASSERT_TRUE(!strcmp(res.error, "network is unreachable"), res.error);
+	}
+	xlb_prober_free(p);
+}
+
 TEST_MAIN(
 	TEST(what_is_not_a_probe_is_dropped_and_counted),
 	TEST(ipv4_probe_to_ipv4_backend),
@@ -433,4 +460,5 @@ TEST_MAIN(
 	TEST(ipv6_probe_to_ipv4_backend),
 	TEST(real_path_counts_encapsulated_and_dropped),
 	TEST(removed_path_routes_nothing),
+	TEST(probe_without_the_path_reports_unreachable),
 )

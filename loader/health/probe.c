@@ -162,7 +162,8 @@ static int check_probe(const struct xlb_probe *pr)
 	case XLB_PROBE_UDP:
 		return 0;
 	case XLB_PROBE_HTTP:
-		if (pr->path[0] != '/' ||
+		if (pr->http_status < 100 || pr->http_status > 599 ||
+		    pr->path[0] != '/' ||
 		    !memchr(pr->path, 0, sizeof(pr->path)) ||
 		    strpbrk(pr->path, " \r\n"))
 			return -EINVAL;
@@ -192,14 +193,12 @@ static socklen_t vip_sockaddr(const struct xlb_probe *pr,
 	}
 }
 
-/* The socket, marked for the backend and connecting to the VIP. */
-static int open_socket(const struct xlb_probe *pr, bool *connected)
+/* The socket, marked for the backend. */
+static int open_socket(const struct xlb_probe *pr)
 {
 	bool stream = pr->kind != XLB_PROBE_UDP;
 	__u32 mark = XLB_HC_MARK_BASE | pr->backend_id;
 	struct linger no_linger = { .l_onoff = 1, .l_linger = 0 };
-	struct sockaddr_storage ss;
-	socklen_t len = vip_sockaddr(pr, &ss);
 	int fd, err;
 
 	fd = socket(pr->family == XLB_AF_INET ? AF_INET : AF_INET6,
@@ -211,16 +210,12 @@ static int open_socket(const struct xlb_probe *pr, bool *connected)
 	 * packet of the socket, the connect's route lookup included. */
 	if (setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)) ||
 	    (stream && setsockopt(fd, SOL_SOCKET, SO_LINGER, &no_linger,
-				  sizeof(no_linger))))
-		goto fail;
-	*connected = !connect(fd, (struct sockaddr *)&ss, len);
-	if (!*connected && errno != EINPROGRESS)
-		goto fail;
+				  sizeof(no_linger)))) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	return fd;
-fail:
-	err = -errno;
-	close(fd);
-	return err;
 }
 
 static int watch(struct xlb_prober *p, struct probe_slot *s, __u32 events)
@@ -261,9 +256,19 @@ static void send_http(struct xlb_prober *p, struct probe_slot *s)
 		fail_errno(p, s, -err);
 }
 
-static void send_udp(struct xlb_prober *p, struct probe_slot *s)
+/* Connect to the VIP (and send a UDP probe's request): what fails from
+ * here on is the probe's result, not a failure to start it. */
+static void begin(struct xlb_prober *p, struct probe_slot *s)
 {
-	if (send(s->fd, s->probe.send, s->probe.send_len, 0) < 0)
+	struct sockaddr_storage ss;
+	socklen_t len = vip_sockaddr(&s->probe, &ss);
+
+	if (connect(s->fd, (struct sockaddr *)&ss, len) && errno != EINPROGRESS) {
+		fail_errno(p, s, errno);
+		return;
+	}
+	if (s->probe.kind == XLB_PROBE_UDP &&
+	    send(s->fd, s->probe.send, s->probe.send_len, 0) < 0)
 		fail_errno(p, s, errno);
 }
 
@@ -271,7 +276,6 @@ int xlb_prober_start(struct xlb_prober *p, const struct xlb_probe *probe,
 		     void *cookie)
 {
 	struct probe_slot *s, **slots;
-	bool connected;
 	int err;
 
 	err = check_probe(probe);
@@ -293,7 +297,7 @@ int xlb_prober_start(struct xlb_prober *p, const struct xlb_probe *probe,
 	s->cookie = cookie;
 	s->start_us = now_us();
 	s->deadline_us = s->start_us + (__u64)probe->timeout_ms * 1000;
-	s->fd = open_socket(probe, &connected);
+	s->fd = open_socket(probe);
 	if (s->fd < 0) {
 		err = s->fd;
 		free(s);
@@ -303,8 +307,7 @@ int xlb_prober_start(struct xlb_prober *p, const struct xlb_probe *probe,
 		s->state = PROBE_READING;
 		err = watch(p, s, EPOLLIN);
 	} else {
-		/* A connect completes later even on this host's own
-		 * addresses: EPOLLOUT says when. */
+		/* EPOLLOUT says when the connect completes. */
 		s->state = PROBE_CONNECTING;
 		err = watch(p, s, EPOLLOUT);
 	}
@@ -313,9 +316,7 @@ int xlb_prober_start(struct xlb_prober *p, const struct xlb_probe *probe,
 		return err;
 	}
 	p->slots[p->n++] = s;
-	/* From here on, whatever happens is the probe's result. */
-	if (probe->kind == XLB_PROBE_UDP)
-		send_udp(p, s);
+	begin(p, s);
 	return 0;
 }
 
