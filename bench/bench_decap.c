@@ -97,13 +97,16 @@ static int frame_forward(enum frame_kind f, const char *what, int family,
 	return fr->len && fr->want_len ? 0 : -EINVAL;
 }
 
+#define TCP_TO_VIP(fam, port, flags) { .family = (fam), .proto = IPPROTO_TCP, \
+				     .sport = (port), .dport = PORT_TCP, .tcp_flags = (flags) }
+
 static int build_frames(void)
 {
-	struct inner syn4 = { 4, IPPROTO_TCP, PORT_UNKNOWN, PORT_TCP, PKT_TCP_SYN };
-	struct inner est4 = { 4, IPPROTO_TCP, PORT_ESTAB, PORT_TCP, PKT_TCP_ACK };
-	struct inner est6 = { 6, IPPROTO_TCP, PORT_ESTAB, PORT_TCP, PKT_TCP_ACK };
-	struct inner unk4 = { 4, IPPROTO_TCP, PORT_UNKNOWN, PORT_TCP, PKT_TCP_ACK };
-	struct inner unk6 = { 6, IPPROTO_TCP, PORT_UNKNOWN, PORT_TCP, PKT_TCP_ACK };
+	struct inner syn4 = TCP_TO_VIP(4, PORT_UNKNOWN, PKT_TCP_SYN);
+	struct inner est4 = TCP_TO_VIP(4, PORT_ESTAB, PKT_TCP_ACK);
+	struct inner est6 = TCP_TO_VIP(6, PORT_ESTAB, PKT_TCP_ACK);
+	struct inner unk4 = TCP_TO_VIP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	struct inner unk6 = TCP_TO_VIP(6, PORT_UNKNOWN, PKT_TCP_ACK);
 	struct frame *plain = &frames[F_PLAIN4], *ipip = &frames[F_IPIP4];
 	__u8 ip[PKT_MAX];
 	size_t ilen;
