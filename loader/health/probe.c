@@ -237,6 +237,7 @@ static void send_http(struct xlb_prober *p, struct probe_slot *s)
 	const struct xlb_probe *pr = &s->probe;
 	char req[XLB_PROBE_PATH_MAX + INET6_ADDRSTRLEN + 64], host[INET6_ADDRSTRLEN];
 	char port[8] = "";
+	ssize_t sent;
 	int len, err;
 
 	inet_ntop(pr->family == XLB_AF_INET ? AF_INET : AF_INET6, pr->vip,
@@ -246,8 +247,10 @@ static void send_http(struct xlb_prober *p, struct probe_slot *s)
 	len = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: %s%s%s%s\r\n\r\n",
 		       pr->path, pr->family == XLB_AF_INET6 ? "[" : "", host,
 		       pr->family == XLB_AF_INET6 ? "]" : "", port);
-	if (send(s->fd, req, len, MSG_NOSIGNAL) != len) {
-		fail_errno(p, s, errno ? errno : EMSGSIZE);
+	/* A few dozen bytes on a fresh connection: all of it or an error. */
+	sent = send(s->fd, req, len, MSG_NOSIGNAL);
+	if (sent != len) {
+		fail_errno(p, s, sent < 0 ? errno : EMSGSIZE);
 		return;
 	}
 	s->state = PROBE_READING;
