@@ -29,11 +29,12 @@
 # BIRD's configurations, control sockets, pid files and logs, and the
 # health checkers' logs, are in $TOPO_RUN/ecmp (/run/xlb-topo/TAG/ecmp).
 #
-# Sourced by tests/test_ecmp.sh:
+# Sourced by tests/test_ecmp.sh and tests/test_ecmp_churn.sh:
 #   . scripts/ecmp.sh
 #   ecmp_up                          # topology, xlb attached, BIRDs, checkers
 #   ecmp_fleet_json 1 2 3 >F; ecmp_apply_all F   # one config on every balancer
 #   ecmp_wait_paths "1 2 3"          # the router routes the VIPs over all three
+#   ecmp_second_chance               # backends pass packets on to each other (GUE)
 #   ecmp_down                        # also on exit, by the caller's trap
 # or by hand:  scripts/ecmp.sh up | down TAG
 
@@ -208,6 +209,33 @@ ecmp_fleet_json() {
 			{vip: $v6, backends: [$be6[] | {addr: .}]}]}'
 }
 
+# ecmp_second_chance: what the backends' second chance (decap.bpf.o
+# passing a packet it does not own to the slot's previous backend, GUE)
+# needs of the topology, as a real server segment would have it: the
+# backends forward (the program's FIB lookup refuses an interface that
+# does not), hold managed neighbour entries for each other (the program
+# takes MAC addresses from the FIB and resolves none itself), and the
+# router's ports towards them run an XDP program, without which a frame a
+# backend sends by XDP_TX never reaches the bridge (veth). Needs
+# TOPO_DECAP=xdp: the kernel's tunnel devices have no second chance.
+ecmp_second_chance() {
+	local k l
+	[[ $TOPO_DECAP == xdp ]] ||
+		topo_err "the second chance needs decap.bpf.o on the backends (TOPO_DECAP=xdp)" || return 1
+	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
+		topo_sysctl "${TOPO_NS_BE[k]}" net.ipv4.conf.all.forwarding=1 \
+			net.ipv6.conf.all.forwarding=1 || return 1
+		for ((l = 1; l <= TOPO_BACKENDS; l++)); do
+			((l == k)) && continue
+			echo "neigh replace ${TOPO_BE4[l]} dev eth0 managed"
+			echo "neigh replace ${TOPO_BE6[l]} dev eth0 managed"
+		done | topo_batch "${TOPO_NS_BE[k]}" || return 1
+	done
+	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
+		echo "link set dev b$k xdpdrv obj $TOPO_BUILD/pass.bpf.o sec xdp"
+	done | topo_batch "$TOPO_NS_RT"
+}
+
 # ecmp_apply_all FILE: the same file applied on every balancer, in turn.
 ecmp_apply_all() {
 	local j
@@ -217,6 +245,17 @@ ecmp_apply_all() {
 # ecmp_fingerprints J: "VIP FINGERPRINT" per VIP of lb J.
 ecmp_fingerprints() {
 	topo_xlb "$1" -j show | jq -r '.vips[] | "\(.vip) \(.fingerprint)"' | sort
+}
+
+# ecmp_fingerprints_agree: every balancer has the same VIPs with the same
+# fingerprints (so sends every flow to the same backend).
+ecmp_fingerprints_agree() {
+	local j first
+	first=$(ecmp_fingerprints 1)
+	for ((j = 2; j <= TOPO_BALANCERS; j++)); do
+		[[ $(ecmp_fingerprints "$j") == "$first" ]] || return 1
+	done
+	[[ -n $first && $first != *null* ]]
 }
 
 # ecmp_gateways FAMILY: the balancers (numbers j) the router's route to
