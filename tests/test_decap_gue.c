@@ -17,10 +17,20 @@
  *   only its peer, an unconnected one anyone); one no socket takes goes;
  * - malformed headers, a loop and an unreachable previous backend are
  *   dropped, each counted under its reason.
+ *
+ * And once on real frames: two backends, each a child process in a network
+ * namespace of its own with the program attached to its interface, on one
+ * bridge with the test; a GUE packet the test sends to one naming the
+ * other reaches the other, whose stack answers it.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <net/if.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <linux/if_link.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <bpf/bpf.h>
@@ -28,6 +38,7 @@
 #include "xlb.h"
 #include "decap.h"
 #include "decap.skel.h"
+#include "pass.skel.h"
 #include "decap_fixture.h"
 #include "testlib.h"
 
@@ -544,9 +555,9 @@ static int syn_cookie(const char *client, __u16 sport, __u32 *cookie)
 		err = -errno;
 		goto out;
 	}
-	while ((n = recv(cap, buf, sizeof(buf), 0)) >= 40) {
+	while ((n = recv(cap, buf, sizeof(buf), 0)) >= 0) {
 		th = buf + (buf[0] & 0x0f) * 4;
-		if (buf[0] >> 4 == 4 && buf[9] == IPPROTO_TCP && !memcmp(buf + 16, ip + 12, 4) &&
+		if (n >= 40 && buf[0] >> 4 == 4 && buf[9] == IPPROTO_TCP && !memcmp(buf + 16, ip + 12, 4) &&
 		    pkt_get16(th + 2) == sport && th[13] == (PKT_TCP_SYN | PKT_TCP_ACK)) {
 			*cookie = (__u32)pkt_get16(th + 4) << 16 | pkt_get16(th + 6);
 			err = 0;
@@ -616,6 +627,261 @@ out:
 	ASSERT_OK(sysctl_set(cookies, "1"), "tcp_syncookies 1");
 }
 
+/* ------------------------------------------------------------------ */
+/* On real frames                                                      */
+
+/* One segment, 192.0.2.240/28, on the bridge LIVE_BRIDGE of the test's
+ * namespace: the test sends from LIVE_SENDER, the packet goes to backend
+ * "b", which forwards it to backend "a". */
+#define LIVE_BRIDGE	"gue-br"
+#define LIVE_SENDER	"192.0.2.241"
+#define LIVE_B		"192.0.2.242"
+#define LIVE_A		"192.0.2.243"
+#define LIVE_MAC_B	"02:58:4c:42:02:02"
+#define LIVE_MAC_A	"02:58:4c:42:02:03"
+#define LIVE_PORT	42000
+
+struct live_backend {
+	const char *name;	/* "a" or "b": its interface is eth-NAME */
+	const char *addr;
+	const char *batch;	/* more ip commands in its namespace */
+	pid_t pid;
+	int cmd, reply;		/* pipes: test to child, child to test */
+};
+
+/* Read one byte that must be want; false on anything else, EOF too. */
+static bool read_byte(int fd, char want)
+{
+	char c;
+
+	return read(fd, &c, 1) == 1 && c == want;
+}
+
+/*
+ * The child's life: a namespace of its own ('n' once in it), its
+ * interface configured and the program attached ('a'), then, on 'd', its
+ * counters to the test, and exit. It exits at once when the test goes
+ * away (EOF on cmd), so nothing outlives the test.
+ */
+static void live_child(struct live_backend *be)
+{
+	char batch[1024], ifname[16], sysctl[128];
+	__u64 counts[XLB_DECAP__MAX];
+	struct decap *skel;
+	int ifindex, r;
+
+	if (unshare(CLONE_NEWNET) || write(be->reply, "n", 1) != 1 ||
+	    !read_byte(be->cmd, 'g'))
+		_exit(1);
+	snprintf(ifname, sizeof(ifname), "eth-%s", be->name);
+	snprintf(batch, sizeof(batch),
+		 "link set lo up\n"
+		 "link set %s up\n"
+		 "addr add %s/28 dev %s\n"
+		 "addr add " VIP4 "/32 dev lo\n%s",
+		 ifname, be->addr, ifname, be->batch);
+	snprintf(sysctl, sizeof(sysctl), "/proc/sys/net/ipv4/conf/%s/forwarding", ifname);
+	ifindex = if_nametoindex(ifname);
+	libbpf_set_print(NULL);
+	skel = decap__open_and_load();
+	/* As the README sets a backend up: never the VIP as the source of
+	 * an ARP request, which the sender's segment could not answer. */
+	if (!ifindex || xlb_sandbox_ip(batch) || sysctl_set(sysctl, "1") ||
+	    sysctl_set("/proc/sys/net/ipv4/conf/all/arp_announce", "2") || !skel ||
+	    bpf_xdp_attach(ifindex, bpf_program__fd(skel->progs.xdp_decap),
+			   XDP_FLAGS_DRV_MODE, NULL))
+		_exit(1);
+	if (write(be->reply, "a", 1) != 1 || !read_byte(be->cmd, 'd'))
+		_exit(1);
+	for (r = 0; r < XLB_DECAP__MAX; r++) {
+		int ncpu = libbpf_num_possible_cpus(), i;
+		struct xlb_counter c[ncpu > 0 ? ncpu : 1];
+		__u32 key = r;
+
+		counts[r] = 0;
+		if (ncpu > 0 && !bpf_map__lookup_elem(skel->maps.xlb_decap_stats, &key,
+						      sizeof(key), c, sizeof(c), 0))
+			for (i = 0; i < ncpu; i++)
+				counts[r] += c[i].packets;
+	}
+	_exit(write(be->reply, counts, sizeof(counts)) == sizeof(counts) ? 0 : 1);
+}
+
+/* Start the child, and move its interface (the veth's end) into its
+ * namespace. */
+static bool live_start(struct live_backend *be)
+{
+	int cmd[2], reply[2];
+	char batch[256];
+
+	if (pipe(cmd) || pipe(reply))
+		return false;
+	be->pid = fork();
+	if (be->pid < 0)
+		return false;
+	if (be->pid == 0) {
+		close(cmd[1]);
+		close(reply[0]);
+		be->cmd = cmd[0];
+		be->reply = reply[1];
+		live_child(be);
+	}
+	close(cmd[0]);
+	close(reply[1]);
+	be->cmd = cmd[1];
+	be->reply = reply[0];
+	snprintf(batch, sizeof(batch), "link set eth-%s netns %d\n", be->name, be->pid);
+	return read_byte(be->reply, 'n') && !xlb_sandbox_ip(batch) &&
+	       write(be->cmd, "g", 1) == 1 && read_byte(be->reply, 'a');
+}
+
+/* The child's counters, and its end. */
+static bool live_counts(struct live_backend *be, __u64 *counts)
+{
+	bool ok = write(be->cmd, "d", 1) == 1 &&
+		  read(be->reply, counts, sizeof(__u64) * XLB_DECAP__MAX) ==
+		  (ssize_t)(sizeof(__u64) * XLB_DECAP__MAX);
+
+	close(be->cmd);
+	close(be->reply);
+	waitpid(be->pid, NULL, 0);
+	be->pid = 0;
+	return ok;
+}
+
+static void live_stop(struct live_backend *be)
+{
+	if (be->pid > 0) {
+		kill(be->pid, SIGKILL);
+		waitpid(be->pid, NULL, 0);
+		close(be->cmd);
+		close(be->reply);
+	}
+}
+
+/* The test's end of the segment: the bridge, with an XDP program on the
+ * ports (a veth delivers what its peer sends with XDP_TX only to an end
+ * that has one). */
+static bool live_segment(struct pass **pass)
+{
+	static const char batch[] =
+		"link add " LIVE_BRIDGE " type bridge\n"
+		"link add gue-pb type veth peer name eth-b address " LIVE_MAC_B "\n"
+		"link add gue-pa type veth peer name eth-a address " LIVE_MAC_A "\n"
+		"link set gue-pb master " LIVE_BRIDGE "\n"
+		"link set gue-pa master " LIVE_BRIDGE "\n"
+		"link set gue-pb up\n"
+		"link set gue-pa up\n"
+		"link set " LIVE_BRIDGE " up\n"
+		"addr add " LIVE_SENDER "/28 dev " LIVE_BRIDGE "\n";
+	static const char *const ports[] = { "gue-pb", "gue-pa" };
+	int i;
+
+	if (!ASSERT_OK(xlb_sandbox_ip(batch), "the segment"))
+		return false;
+	*pass = pass__open_and_load();
+	if (!ASSERT_TRUE(*pass != NULL, "load pass.bpf.o"))
+		return false;
+	for (i = 0; i < 2; i++)
+		if (!ASSERT_OK(bpf_xdp_attach(if_nametoindex(ports[i]),
+					      bpf_program__fd((*pass)->progs.xdp_pass),
+					      XDP_FLAGS_DRV_MODE, NULL), ports[i]))
+			return false;
+	return true;
+}
+
+/* Send the GUE payload (GUE header, xlb's field, inner packet) of frame
+ * g, of len bytes, from the sender's UDP socket to g's destination. */
+static bool live_send(const struct gue_frame *g, const __u8 *frame, size_t len)
+{
+	size_t off = PKT_ETH_LEN + 20 + 8;
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(XLB_GUE_DEFAULT_PORT) };
+	int fd = sock_at(4, SOCK_DGRAM, g->src, 49152 + 7);
+	bool ok;
+
+	pkt_addr(4, g->dst, (__u8 *)&to.sin_addr);
+	ok = fd >= 0 && sendto(fd, frame + off, len - off, 0, (void *)&to, sizeof(to)) ==
+			(ssize_t)(len - off);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* Wait for the reset backend "a" sends the sender, from the VIP's port
+ * to LIVE_PORT, leaving a's interface; true once it came. */
+static bool live_reset_seen(int cap)
+{
+	static const __u8 mac_a[6] = { 0x02, 0x58, 0x4c, 0x42, 0x02, 0x03 };
+	__u8 buf[PKT_MAX], *ip = buf + PKT_ETH_LEN, *th;
+	ssize_t n;
+
+	while ((n = recv(cap, buf, sizeof(buf), 0)) >= 0) {
+		th = ip + (ip[0] & 0x0f) * 4;
+		if (n >= PKT_ETH_LEN + 40 && pkt_get16(buf + 12) == PKT_ETH_P_IP && ip[9] == IPPROTO_TCP &&
+		    !memcmp(buf + 6, mac_a, 6) && pkt_get16(th) == PORT_TCP &&
+		    pkt_get16(th + 2) == LIVE_PORT && th[13] & 0x04)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A segment of a connection "b" lacks, naming "a": b forwards it out of
+ * its interface with XDP_TX, a passes it up (it arrived forwarded), and
+ * a's stack, which lacks the connection too, answers the sender with a
+ * reset: the forwarded frame reached a's TCP whole, checksums included.
+ */
+static void live_forward_reaches_the_previous_backend(void)
+{
+	struct live_backend a = { .name = "a", .addr = LIVE_A, .batch = "" };
+	struct live_backend b = { .name = "b", .addr = LIVE_B,
+				  .batch = "neigh add " LIVE_A " lladdr " LIVE_MAC_A
+					   " dev eth-b nud permanent\n" };
+	struct gue_frame g = { .outer = 4, .src = LIVE_SENDER, .dst = LIVE_B,
+			       .prev_family = 4, .prev = LIVE_A };
+	struct pkt_desc ack = { .family = 4, .src = LIVE_SENDER, .dst = VIP4,
+				.proto = IPPROTO_TCP, .sport = LIVE_PORT,
+				.dport = PORT_TCP, .tcp_flags = PKT_TCP_ACK,
+				.payload_len = 64 };
+	struct sockaddr_ll ll = { .sll_family = AF_PACKET,
+				  .sll_protocol = htons(ETH_P_ALL) };
+	struct timeval tv = { .tv_sec = 2 };
+	__u64 counts_a[XLB_DECAP__MAX], counts_b[XLB_DECAP__MAX];
+	__u8 ip[PKT_MAX], frame[PKT_MAX];
+	struct pass *pass = NULL;
+	int cap = -1;
+	size_t len;
+
+	if (!setup() || !live_segment(&pass))
+		goto out;
+	if (!ASSERT_TRUE(live_start(&a), "backend a") ||
+	    !ASSERT_TRUE(live_start(&b), "backend b"))
+		goto out;
+	/* The inner packet comes from the sender, so that a's answer
+	 * comes back to it. */
+	len = gue_build(&g, ip, pkt_build_ip(&ack, ip), 4, frame);
+	ll.sll_ifindex = if_nametoindex(LIVE_BRIDGE);
+	cap = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	if (!ASSERT_GE(cap, 0, "capture") ||
+	    !ASSERT_OK(bind(cap, (void *)&ll, sizeof(ll)), "capture on the bridge") ||
+	    !ASSERT_OK(setsockopt(cap, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), "timeout"))
+		goto out;
+	if (!ASSERT_TRUE(live_send(&g, frame, len), "send to b"))
+		goto out;
+	ASSERT_TRUE(live_reset_seen(cap), "a's reset reaches the sender");
+	if (ASSERT_TRUE(live_counts(&b, counts_b), "b's counters"))
+		ASSERT_EQ(counts_b[XLB_DECAP_FORWARD], 1, "b forwarded it");
+	if (ASSERT_TRUE(live_counts(&a, counts_a), "a's counters"))
+		ASSERT_EQ(counts_a[XLB_DECAP_PASS_FORWARDED], 1, "a passed it up");
+out:
+	if (cap >= 0)
+		close(cap);
+	live_stop(&a);
+	live_stop(&b);
+	pass__destroy(pass);
+}
+
 TEST_MAIN(TEST(decapsulates_every_family_pair),
 	  TEST(syn_and_known_connections_stay),
 	  TEST(unknown_segments_go_to_the_previous_backend),
@@ -627,4 +893,5 @@ TEST_MAIN(TEST(decapsulates_every_family_pair),
 	  TEST(udp_stays_where_a_socket_takes_it),
 	  TEST(malformed_gue_is_dropped_by_reason),
 	  TEST(other_udp_and_fragments_pass_unchanged),
-	  TEST(the_gue_port_is_a_setting))
+	  TEST(the_gue_port_is_a_setting),
+	  TEST(live_forward_reaches_the_previous_backend))
