@@ -10,6 +10,7 @@
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "health.h"
 #include "xlb.h"
 
 struct {
@@ -116,5 +117,24 @@ struct {
 	__type(value, struct xlb_ct_slot);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xlb_conntrack SEC(".maps");
+
+/* Health settings and each backend's health (include/health.h): the
+ * datapath reads neither, but declaring them here makes `xlb attach` and
+ * `ip link ... xdp obj` create them with the instance. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XLB_HC_CONFIG_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct xlb_hc_config);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_hc_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XLB_MAX_BACKENDS);
+	__type(key, __u32);
+	__type(value, struct xlb_hc_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_hc_state SEC(".maps");
 
 #endif /* XLB_BPF_MAPS_H */

@@ -125,7 +125,7 @@ bad_run apply_backends_past_the_limit_stop_reading \
 	done
 	printf ']}'
 } >"$TMP/values.json"
-bad_run apply_values_past_the_limit_stop_reading "more than 70640 values, more than a file within the limits holds" \
+bad_run apply_values_past_the_limit_stop_reading "more than 140256 values, more than a file within the limits holds" \
 	xl $((512 << 20)) apply "$TMP/values.json"
 
 # Within the limits but more than 40 MB of address space to parse (an

@@ -23,9 +23,11 @@
  * and, with short timeouts, UDP entries and TCP entries after a FIN expire
  * while other TCP entries do not; ICMP errors reach a draining backend and
  * create no entry; a backend that reuses a removed backend's id (of the
- * same family) gets none of its flows; and a new flow whose set of the
- * table is full takes the slot of a flow seen once before one of an
- * established flow.
+ * same family) gets none of its flows; a backend found down by the
+ * health checker keeps its tracked flows while its VIP keeps them, and
+ * loses them to the table's choice once it is evicted (on-down reset);
+ * and a new flow whose set of the table is full takes the slot of a flow
+ * seen once before one of an established flow.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -47,6 +49,7 @@
 #include "table_map.h"
 #include "testlib.h"
 #include "sandbox.h"
+#include "update.h"
 
 #define N_VIPS		4
 #define N_BACKENDS	10
@@ -1218,6 +1221,84 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Health                                                               */
+
+/* Flag backend record id down (evict: and evicted) or up, as the health
+ * checker does. */
+static bool set_health(__u32 id, bool down, bool evict)
+{
+	struct xlb_instance_opts o = { .pin_dir = pinned_dir };
+	struct xlb_instance in;
+	struct xlb_state *st;
+	int err;
+
+	if (!ASSERT_OK(xlb_update_open(&in, &o, &st, false), "instance opened"))
+		return false;
+	err = xlb_backend_set_health(&in, st, id, down, evict);
+	xlb_update_close(&in, st);
+	return ASSERT_OK(err, "health set");
+}
+
+/*
+ * A backend found down leaves the table; its tracked connections stay
+ * with it (on-down keep, as a drain) until it is evicted (on-down reset):
+ * then each goes where the table says now, and stays there.
+ */
+static void a_down_backend_keeps_its_flows_until_evicted(void)
+{
+	struct model m = {}, after = {};
+	struct tflow f[REUSE_FLOWS];
+	int b = 3, i, astray = 0, want, got;
+	__u16 from = 40000;
+	__u32 id = 0;
+
+	if (!setup())
+		return;
+	if (!configure(N_BACKENDS, NO_CAP) || !model_read(&m))
+		goto out;
+	id = record_id(&m, 0, b);
+	if (!ASSERT_NE(id, 0, "the backend's record"))
+		goto out;
+	for (i = 0; i < REUSE_FLOWS; i++) {
+		if (!flow_on(&m, IPPROTO_TCP, b, from, &f[i]))
+			goto out;
+		from = ntohs(f[i].tuple.sport) + 1;
+		ASSERT_EQ(run_flow(&f[i], PKT_TCP_SYN), b, "syn");
+		ASSERT_EQ(run_flow(&f[i], PKT_TCP_ACK), b, "ack");
+	}
+
+	if (!set_health(id, true, false) || !model_read(&after))
+		goto out;
+	for (i = 0; i < REUSE_FLOWS; i++) {
+		ASSERT_NE(model_pick(&after, &f[i]), b, "the table names it no more");
+		got = run_flow(&f[i], PKT_TCP_ACK);
+		if (got != b && astray++ < 3)
+			printf("  flow from port %u: sent to backend %d, not its own %d\n",
+			       ntohs(f[i].tuple.sport), got, b);
+	}
+	ASSERT_EQ(astray, 0, "tracked flows of a down backend (keep) sent elsewhere");
+
+	if (!set_health(id, true, true))
+		goto out;
+	for (i = 0; i < REUSE_FLOWS; i++) {
+		want = model_pick(&after, &f[i]);
+		got = run_flow(&f[i], PKT_TCP_ACK);
+		if (got != want && astray++ < 3)
+			printf("  flow from port %u: sent to backend %d, the table names %d\n",
+			       ntohs(f[i].tuple.sport), got, want);
+		ASSERT_EQ(run_flow(&f[i], PKT_TCP_ACK), want, "and stays there");
+	}
+	ASSERT_EQ(astray, 0, "flows of an evicted backend not where the table sends them");
+out:
+	/* configure() keeps what the checker found: undo it. */
+	if (id)
+		set_health(id, false, false);
+	ASSERT_OK(xlb_ct_flush(inst.maps.conntrack), "empty the connection table");
+	model_free(&m);
+	model_free(&after);
+}
+
+/* ------------------------------------------------------------------ */
 /* A full set                                                           */
 
 /* The flow's way in its set (xlb_ct_find()), or a negative errno. */
@@ -1390,6 +1471,7 @@ TEST_MAIN(
 	TEST(udp_and_closed_tcp_entries_expire),
 	TEST(icmp_errors_reach_a_draining_backend_and_record_nothing),
 	TEST(a_reused_backend_id_does_not_inherit_the_flows_of_its_last_user),
+	TEST(a_down_backend_keeps_its_flows_until_evicted),
 	TEST(a_full_set_gives_up_one_packet_entries_first),
 	TEST(an_established_flow_moves_ahead_of_one_packet_entries),
 )

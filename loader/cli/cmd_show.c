@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <json-c/json.h>
 
 #include "addr.h"
@@ -24,6 +25,7 @@
 #include "opts.h"
 #include "cmd.h"
 #include "conntrack_map.h"
+#include "hc_store.h"
 #include "settings.h"
 #include "state.h"
 #include "table_map.h"
@@ -74,6 +76,80 @@ static void free_live(struct live_table *t)
 	free(t->count);
 }
 
+static const struct xlb_hc_config no_health;
+
+/* A VIP's health settings and its backends' health (hc_store.h). */
+struct vip_health {
+	struct xlb_hc_config vip;	/* its own settings */
+	bool fail_open;			/* all down: none left out */
+	struct xlb_hc_config *own;	/* each backend's, as ids[] */
+	struct xlb_hc_state *state;
+	struct xlb_hc_config *eff;
+};
+
+static int read_health(const struct xlb_instance *inst,
+		       const struct xlb_state *st,
+		       const struct xlb_state_vip *v, const __u32 *ids,
+		       size_t n, struct vip_health *h)
+{
+	size_t i;
+	int err;
+
+	memset(h, 0, sizeof(*h));
+	h->own = calloc(n + 1, sizeof(*h->own));
+	h->state = calloc(n + 1, sizeof(*h->state));
+	h->eff = calloc(n + 1, sizeof(*h->eff));
+	if (!h->own || !h->state || !h->eff)
+		return -ENOMEM;
+	h->fail_open = xlb_state_vip_fail_open(st, v->vip.id);
+	err = xlb_hc_vip_read(inst, v->vip.id, &h->vip);
+	for (i = 0; i < n && !err; i++) {
+		err = xlb_hc_backend_read(inst, ids[i], &h->own[i]) ?:
+		      xlb_hc_state_read(inst, ids[i], st->backends[ids[i]].gen,
+					&h->state[i]);
+		xlb_hc_merge(&h->vip, &h->own[i], 0, &h->eff[i]);
+	}
+	return err;
+}
+
+static void free_health(struct vip_health *h)
+{
+	free(h->own);
+	free(h->state);
+	free(h->eff);
+}
+
+/* up, down, unknown (not probed yet) or unchecked (kind none); DOWN in
+ * the record is what the table follows, whatever the checker wrote. */
+static const char *health_word(const struct xlb_backend *be,
+			       const struct vip_health *h, size_t i)
+{
+	if (be->flags & XLB_BE_F_DOWN)
+		return "down";
+	if (h->eff[i].kind == XLB_HC_NONE)
+		return "unchecked";
+	return xlb_hc_health_name(h->state[i].health);
+}
+
+static bool out_by_health(const struct xlb_backend *be,
+			  const struct vip_health *h)
+{
+	return (be->flags & XLB_BE_F_DOWN) && !h->fail_open;
+}
+
+/* The state's since as UTC, or NULL when never set. */
+static const char *health_since(const struct vip_health *h, size_t i,
+				char *buf, size_t len)
+{
+	time_t t = h->state[i].since_ns / 1000000000ULL;
+	struct tm tm;
+
+	if (!h->state[i].since_ns || !gmtime_r(&t, &tm))
+		return NULL;
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return buf;
+}
+
 static double share(const struct live_table *t, __u32 id)
 {
 	return t->m ? (double)t->count[id] / t->m : 0;
@@ -85,10 +161,12 @@ static double share(const struct live_table *t, __u32 id)
  * is an error there). A new observed field is added here.
  */
 static const char *const observed_vip_keys[] = {
-	"id", "fingerprint", "slots_without_backend", "dirty", "corrupt", NULL,
+	"id", "fingerprint", "slots_without_backend", "dirty", "corrupt",
+	"fail_open", NULL,
 };
 static const char *const observed_backend_keys[] = {
-	"id", "gen", "slots", "share", "flows", NULL,
+	"id", "gen", "slots", "share", "flows", "health_state", "health_since",
+	"out_by_health", NULL,
 };
 
 bool xlb_show_observed(bool backend, const char *key)
@@ -113,11 +191,13 @@ static struct json_object *vip_json(const struct xlb_state *st,
 				    const struct xlb_state_vip *v,
 				    const struct live_table *t,
 				    const __u32 *ids, size_t n,
-				    const struct xlb_ct_census *ct)
+				    const struct xlb_ct_census *ct,
+				    const struct vip_health *h)
 {
-	struct json_object *o, *backends, *b;
+	struct json_object *o, *backends, *b, *hc;
 	char text[XLB_VIP_STRLEN];
 	const struct xlb_backend *be;
+	const char *since;
 	size_t i;
 
 	o = json_object_new_object();
@@ -125,6 +205,9 @@ static struct json_object *vip_json(const struct xlb_state *st,
 		xlb_vip_str(&v->key, text, sizeof(text))));
 	json_object_object_add(o, "table_size",
 			       json_object_new_int64(v->vip.table_size));
+	hc = xlb_hc_json(&h->vip);
+	if (hc)
+		json_object_object_add(o, "health", hc);
 	backends = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		be = &st->backends[ids[i]];
@@ -141,6 +224,16 @@ static struct json_object *vip_json(const struct xlb_state *st,
 				       json_object_new_double(share(t, ids[i])));
 		json_object_object_add(b, "flows",
 				       json_object_new_int64(ct->flows[ids[i]]));
+		hc = xlb_hc_json(&h->own[i]);
+		if (hc)
+			json_object_object_add(b, "health", hc);
+		json_object_object_add(b, "health_state", json_object_new_string(
+			health_word(be, h, i)));
+		since = health_since(h, i, text, sizeof(text));
+		json_object_object_add(b, "health_since", since ?
+				       json_object_new_string(since) : NULL);
+		json_object_object_add(b, "out_by_health", json_object_new_boolean(
+			out_by_health(be, h)));
 		json_object_array_add(backends, b);
 	}
 	json_object_object_add(o, "backends", backends);
@@ -153,16 +246,20 @@ static struct json_object *vip_json(const struct xlb_state *st,
 			       json_object_new_int64(t->unassigned));
 	json_object_object_add(o, "dirty", json_object_new_boolean(
 		!!(v->vip.flags & XLB_VIP_F_DIRTY)));
+	json_object_object_add(o, "fail_open",
+			       json_object_new_boolean(h->fail_open));
 	return o;
 }
 
 static void vip_print(FILE *f, const struct xlb_state *st,
 		      const struct xlb_state_vip *v,
 		      const struct live_table *t, const __u32 *ids, size_t n,
-		      const struct xlb_ct_census *ct)
+		      const struct xlb_ct_census *ct,
+		      const struct vip_health *h)
 {
 	char text[XLB_VIP_STRLEN];
 	const struct xlb_backend *be;
+	const char *since;
 	size_t i;
 
 	fprintf(f, "vip %s table-size %u backends %zu", xlb_vip_str(&v->key, text,
@@ -173,15 +270,31 @@ static void vip_print(FILE *f, const struct xlb_state *st,
 		fprintf(f, " no-table");
 	if (t->unassigned && n)
 		fprintf(f, " slots-without-backend %u", t->unassigned);
+	xlb_hc_print(f, &h->vip);
+	if (h->fail_open)
+		fprintf(f, " fail-open (every backend is down: none left out)");
 	if (v->vip.flags & XLB_VIP_F_DIRTY)
 		fprintf(f, " (a change was interrupted: the next xlb change finishes it)");
 	fputc('\n', f);
 	for (i = 0; i < n; i++) {
 		be = &st->backends[ids[i]];
-		fprintf(f, "\tbackend %s weight %u slots %u share %.2f%% flows %u%s\n",
+		fprintf(f, "\tbackend %s weight %u slots %u share %.2f%% flows %u%s",
 		       xlb_addr_str(be->addr, be->family, text, sizeof(text)),
 		       be->weight, t->count[ids[i]], 100 * share(t, ids[i]),
 		       ct->flows[ids[i]], be->weight ? "" : " draining");
+		if (h->eff[i].kind != XLB_HC_NONE || be->flags & XLB_BE_F_DOWN) {
+			fprintf(f, " health %s", health_word(be, h, i));
+			since = health_since(h, i, text, sizeof(text));
+			if (since)
+				fprintf(f, " since %s", since);
+		}
+		if (out_by_health(be, h))
+			fprintf(f, " out-by-health");
+		if (memcmp(&h->own[i], &no_health, sizeof(no_health))) {
+			fprintf(f, " overrides");
+			xlb_hc_print(f, &h->own[i]);
+		}
+		fputc('\n', f);
 	}
 }
 
@@ -213,7 +326,9 @@ static int show_help(void)
 	       "Settings, VIPs with their table size and fingerprint, backends with\n"
 	       "their weight, the slots and share they hold in the live table, and\n"
 	       "the flows they hold in the connection table (live entries, counted\n"
-	       "at the time of the command). -j prints JSON, which `xlb apply`\n"
+	       "at the time of the command); health settings, and each backend's\n"
+	       "health (up, down, unknown, unchecked; since when; out-by-health when\n"
+	       "a down backend is out of the table). -j prints JSON, which `xlb apply`\n"
 	       "accepts back.\n");
 	return 0;
 }
@@ -228,6 +343,7 @@ int do_show(int argc, char **argv)
 	struct xlb_state_vip *v;
 	struct xlb_state *st;
 	struct live_table t;
+	struct vip_health h;
 	bool filter = false;
 	size_t n, text_len = 0;
 	char *text = NULL;
@@ -301,10 +417,20 @@ int do_show(int argc, char **argv)
 			goto out;
 		}
 		n = xlb_state_vip_backends(st, v->vip.id, ids);
+		err = read_health(&inst, st, v, ids, n, &h);
+		if (err == -ENOMEM)
+			p_err("out of memory");
+		if (err) {
+			free_health(&h);
+			free_live(&t);
+			goto out;
+		}
 		if (xlb_opts.json)
-			json_object_array_add(vips, vip_json(st, v, &t, ids, n, ct));
+			json_object_array_add(vips, vip_json(st, v, &t, ids, n,
+							     ct, &h));
 		else
-			vip_print(f, st, v, &t, ids, n, ct);
+			vip_print(f, st, v, &t, ids, n, ct, &h);
+		free_health(&h);
 		free_live(&t);
 	}
 out:

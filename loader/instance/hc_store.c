@@ -83,8 +83,9 @@ int xlb_hc_backend_read(const struct xlb_instance *inst, __u32 backend_id,
 	return config_read(inst, xlb_hc_backend_key(backend_id), c);
 }
 
-static int config_write(struct xlb_instance *inst, __u32 key,
-			const struct xlb_hc_config *c)
+/* st NULL: within a change that has written what it owed already. */
+static int config_write(struct xlb_instance *inst, struct xlb_state *st,
+			__u32 key, const struct xlb_hc_config *c)
 {
 	static const struct xlb_hc_config none;
 	struct xlb_hc_config have;
@@ -95,7 +96,7 @@ static int config_write(struct xlb_instance *inst, __u32 key,
 		return err;
 	if (!memcmp(c, &none, sizeof(none)) && inst->hc_config_fd < 0)
 		return 0;
-	err = ensure_maps(inst);
+	err = (st ? xlb_update_pending(inst, st) : 0) ?: ensure_maps(inst);
 	if (err)
 		return err;
 	err = xlb_map_update(inst->hc_config_fd, &key, c, 0);
@@ -105,16 +106,16 @@ static int config_write(struct xlb_instance *inst, __u32 key,
 	return err;
 }
 
-int xlb_hc_vip_write(struct xlb_instance *inst, __u32 vip_id,
-		     const struct xlb_hc_config *c)
+int xlb_hc_vip_write(struct xlb_instance *inst, struct xlb_state *st,
+		     __u32 vip_id, const struct xlb_hc_config *c)
 {
-	return config_write(inst, xlb_hc_vip_key(vip_id), c);
+	return config_write(inst, st, xlb_hc_vip_key(vip_id), c);
 }
 
-int xlb_hc_backend_write(struct xlb_instance *inst, __u32 backend_id,
-			 const struct xlb_hc_config *c)
+int xlb_hc_backend_write(struct xlb_instance *inst, struct xlb_state *st,
+			 __u32 backend_id, const struct xlb_hc_config *c)
 {
-	return config_write(inst, xlb_hc_backend_key(backend_id), c);
+	return config_write(inst, st, xlb_hc_backend_key(backend_id), c);
 }
 
 void xlb_hc_merge(const struct xlb_hc_config *vip,
@@ -227,7 +228,7 @@ int xlb_hc_reset_vip(struct xlb_instance *inst, __u32 vip_id)
 {
 	static const struct xlb_hc_config none;
 
-	return config_write(inst, xlb_hc_vip_key(vip_id), &none);
+	return config_write(inst, NULL, xlb_hc_vip_key(vip_id), &none);
 }
 
 /* n zeroed values of size, written in one batch at keys. */
@@ -278,7 +279,8 @@ int xlb_hc_copy_vip(struct xlb_instance *inst, __u32 from, __u32 to)
 {
 	struct xlb_hc_config c;
 
-	return xlb_hc_vip_read(inst, from, &c) ?: xlb_hc_vip_write(inst, to, &c);
+	return xlb_hc_vip_read(inst, from, &c) ?:
+	       config_write(inst, NULL, xlb_hc_vip_key(to), &c);
 }
 
 int xlb_hc_copy_backend(struct xlb_instance *inst, __u32 from, __u32 to,
@@ -291,7 +293,7 @@ int xlb_hc_copy_backend(struct xlb_instance *inst, __u32 from, __u32 to,
 	if (!xlb_hc_present(inst) || xlb_update_rehearsal())
 		return 0;
 	err = xlb_hc_backend_read(inst, from, &c) ?:
-	      xlb_hc_backend_write(inst, to, &c);
+	      config_write(inst, NULL, xlb_hc_backend_key(to), &c);
 	if (err)
 		return err;
 	if (bpf_map_lookup_elem(inst->hc_state_fd, &from, &s)) {

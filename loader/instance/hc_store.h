@@ -50,16 +50,16 @@ int xlb_hc_backend_read(const struct xlb_instance *inst, __u32 backend_id,
 
 /*
  * Write them when they differ from what the map holds (nothing to write:
- * 0). Call under XLB_LOCK_WRITE, after xlb_hc_check() and
- * xlb_update_pending() (a command's first write). Left out in the
- * rehearsal of xlb_update_all_or_nothing(). Creates the maps when the
- * instance lacks them and c is not all zero. Returns 0 or -errno after
- * p_err().
+ * 0), after what the command's first write owes (xlb_update_pending()).
+ * Call under XLB_LOCK_WRITE (after xlb_update_begin()), after
+ * xlb_hc_check(). Left out in the rehearsal of
+ * xlb_update_all_or_nothing(). Creates the maps when the instance lacks
+ * them and c is not all zero. Returns 0 or -errno after p_err().
  */
-int xlb_hc_vip_write(struct xlb_instance *inst, __u32 vip_id,
-		     const struct xlb_hc_config *c);
-int xlb_hc_backend_write(struct xlb_instance *inst, __u32 backend_id,
-			 const struct xlb_hc_config *c);
+int xlb_hc_vip_write(struct xlb_instance *inst, struct xlb_state *st,
+		     __u32 vip_id, const struct xlb_hc_config *c);
+int xlb_hc_backend_write(struct xlb_instance *inst, struct xlb_state *st,
+			 __u32 backend_id, const struct xlb_hc_config *c);
 
 /*
  * The settings a backend is checked with: its own over its VIP's, field

@@ -18,6 +18,7 @@
 
 #include "report.h"
 #include "instance.h"
+#include "health.h"
 #include "table_map.h"
 #include "xlb.h"
 
@@ -79,6 +80,12 @@ static const struct map_spec specs[] = {
 	     sizeof(struct xlb_ct_slot), 0),
 	{ XLB_MAP_VIP_FILTER, offsetof(struct xlb_instance, vip_filter_fd),
 	  BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xlb_vip_filter), 1, true },
+	{ XLB_MAP_HC_CONFIG, offsetof(struct xlb_instance, hc_config_fd),
+	  BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xlb_hc_config),
+	  XLB_HC_CONFIG_ENTRIES, true },
+	{ XLB_MAP_HC_STATE, offsetof(struct xlb_instance, hc_state_fd),
+	  BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xlb_hc_state),
+	  XLB_MAX_BACKENDS, true },
 };
 
 static int *spec_fd(struct xlb_instance *inst, const struct map_spec *s)

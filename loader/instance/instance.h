@@ -12,6 +12,7 @@
  *   table_map.h    a VIP's table as an inner map, swapped atomically
  *   conntrack_map.h conntrack_size.h  the connection table's map
  *   settings.h     instance settings (timeouts, seed, sources)
+ *   hc_store.h     health settings and state
  * What the command line decides (the pin dir, -v) comes in as parameters
  * (struct xlb_instance_opts).
  */
@@ -42,6 +43,8 @@ struct xlb_instance {
 	int stats_fd;
 	int conntrack_fd;
 	int vip_filter_fd;	/* -1: a program of an older xlb, without one */
+	int hc_config_fd;	/* -1: likewise (hc_store.h) */
+	int hc_state_fd;
 };
 
 enum xlb_lock {

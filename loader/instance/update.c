@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 
 #include "addr.h"
+#include "hc_store.h"
 #include "report.h"
 #include "table_map.h"
 #include "update.h"
@@ -126,11 +127,15 @@ static int zero_counter(int fd, __u32 id)
  * a change that was only half written down.
  */
 struct record_batch {
-	__u32 n, n_new;
+	__u32 n, n_new, n_carry;
 	__u32 ids[XLB_MAX_BACKENDS];
 	struct xlb_backend recs[XLB_MAX_BACKENDS];
 	__u32 new_ids[XLB_MAX_BACKENDS];	/* counters to reset */
+	/* New records that take over an old one's health (carry_health()). */
+	__u32 carry_from[XLB_MAX_BACKENDS], carry_to[XLB_MAX_BACKENDS];
+	__u32 carry_gen[XLB_MAX_BACKENDS];
 };
+
 
 static struct record_batch batch;
 
@@ -166,7 +171,7 @@ static int batch_alloc(struct xlb_state *st, __u32 vip_id,
 	id = xlb_state_alloc_backend_id(st);
 	if (id < 0) {
 		p_err("no free backend record (limit %d)", XLB_BACKEND_IDS);
-		batch.n = batch.n_new = 0;
+		batch.n = batch.n_new = batch.n_carry = 0;
 		return id;
 	}
 	memcpy(b.addr, w->addr, sizeof(b.addr));
@@ -174,6 +179,27 @@ static int batch_alloc(struct xlb_state *st, __u32 vip_id,
 	batch.new_ids[batch.n_new++] = id;
 	batch_put(st, id, &b);
 	return 0;
+}
+
+/*
+ * The record just allocated replaces the live backend of old_vip with its
+ * address (a VIP built anew for another table size): it keeps that
+ * backend's health, so a backend found down stays out, and the checker
+ * goes on from where it was.
+ */
+static void carry_health(struct xlb_state *st, __u32 old_vip)
+{
+	struct xlb_backend *b = &batch.recs[batch.n - 1];
+	__u32 from, to = batch.ids[batch.n - 1];
+
+	from = xlb_state_backend_find(st, old_vip, b->addr, b->family);
+	if (!from)
+		return;
+	b->flags |= st->backends[from].flags & (XLB_BE_F_DOWN | XLB_BE_F_EVICT);
+	st->backends[to] = *b;
+	batch.carry_from[batch.n_carry] = from;
+	batch.carry_to[batch.n_carry] = to;
+	batch.carry_gen[batch.n_carry++] = b->gen;
 }
 
 static int batch_write(struct xlb_instance *inst)
@@ -190,6 +216,13 @@ static int batch_write(struct xlb_instance *inst)
 		      XLB_MAP_BACKEND_STATS, strerror(-err));
 		goto out;
 	}
+	/* Its health settings and state too, or those carried over. */
+	err = xlb_hc_reset_backends(inst, batch.new_ids, batch.n_new);
+	for (i = 0; i < batch.n_carry && !err; i++)
+		err = xlb_hc_copy_backend(inst, batch.carry_from[i],
+					  batch.carry_to[i], batch.carry_gen[i]);
+	if (err)
+		goto out;
 	if (batch.n)
 		err = map_update_batch(inst->backends_fd, batch.ids,
 				       batch.recs, batch.n);
@@ -197,7 +230,7 @@ static int batch_write(struct xlb_instance *inst)
 		p_err("cannot write %u backend records in %s/%s: %s", batch.n,
 		      inst->dir, XLB_MAP_BACKENDS, strerror(-err));
 out:
-	batch.n = batch.n_new = 0;
+	batch.n = batch.n_new = batch.n_carry = 0;
 	return err;
 }
 
@@ -216,8 +249,9 @@ static int write_vip(struct xlb_instance *inst, const struct xlb_state_vip *v,
 
 /*
  * What the table of vip_id is computed from: its size and its live records
- * (ids, addresses, weights). The change finds the tables its rehearsal
- * made by it, so that it installs none computed from other records.
+ * (ids, addresses, weights, DOWN flags). The change finds the tables its
+ * rehearsal made by it, so that it installs none computed from other
+ * records.
  */
 static __u64 fnv1a(__u64 h, const void *p, size_t n)
 {
@@ -234,6 +268,7 @@ static __u64 records_hash(const struct xlb_state *st, __u32 vip_id, __u32 m)
 {
 	__u64 h = fnv1a(0xcbf29ce484222325ULL, &m, sizeof(m));
 	const struct xlb_backend *b;
+	__u8 down;
 	__u32 i;
 
 	for (i = 1; i < XLB_MAX_BACKENDS; i++) {
@@ -244,6 +279,8 @@ static __u64 records_hash(const struct xlb_state *st, __u32 vip_id, __u32 m)
 		h = fnv1a(h, &b->weight, sizeof(b->weight));
 		h = fnv1a(h, &b->family, sizeof(b->family));
 		h = fnv1a(h, b->addr, sizeof(b->addr));
+		down = !!(b->flags & XLB_BE_F_DOWN);
+		h = fnv1a(h, &down, sizeof(down));
 	}
 	return h;
 }
@@ -715,6 +752,7 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 	size_t i;
 	int id, err;
 
+	old = xlb_state_vip_find(st, key);
 	id = xlb_state_alloc_vip_id(st);
 	if (id < 0) {
 		p_err("too many VIPs (limit %d)", XLB_MAX_VIPS);
@@ -728,10 +766,17 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 		      strerror(-err));
 		return err;
 	}
+	/* Health settings: those of the VIP it replaces, or none. */
+	err = old ? xlb_hc_copy_vip(inst, old->vip.id, id) :
+		    xlb_hc_reset_vip(inst, id);
+	if (err)
+		return err;
 	for (i = 0; i < n; i++) {
 		err = batch_alloc(st, id, &want[i]);
 		if (err)
 			return err;
+		if (old)
+			carry_health(st, old->vip.id);
 	}
 	err = batch_write(inst);
 	if (!err)
@@ -739,7 +784,6 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 	if (err)
 		return err;
 
-	old = xlb_state_vip_find(st, key);
 	if (!old) {
 		err = filter_sync(inst, st, key) ?:
 		      write_vip(inst, &nv, BPF_NOEXIST);
@@ -803,6 +847,50 @@ static int vip_modify(struct xlb_instance *inst, struct xlb_state *st,
 	if (err)
 		return err;
 	return vip_commit(inst, st, v);
+}
+
+int xlb_backend_set_health(struct xlb_instance *inst, struct xlb_state *st,
+			   __u32 id, bool down, bool evict)
+{
+	struct xlb_state_vip *v;
+	struct xlb_backend b;
+	int err;
+
+	if (id == XLB_BACKEND_NONE || id >= XLB_MAX_BACKENDS ||
+	    !xlb_backend_live(&st->backends[id])) {
+		p_err("no backend with id %u", id);
+		return -ENOENT;
+	}
+	b = st->backends[id];
+	b.flags &= ~(XLB_BE_F_DOWN | XLB_BE_F_EVICT);
+	b.flags |= (down ? XLB_BE_F_DOWN : 0) | (evict ? XLB_BE_F_EVICT : 0);
+	if (b.flags == st->backends[id].flags)
+		return 0;
+	v = xlb_state_vip_by_id(st, b.vip_id);
+	if (!v || v->corrupt[0]) {
+		p_err("backend id %u belongs to no usable VIP", id);
+		return -EINVAL;
+	}
+	err = xlb_update_pending(inst, st);
+	if (err)
+		return err;
+	/* EVICT alone leaves the table as it is: the record only. */
+	if (!((b.flags ^ st->backends[id].flags) & XLB_BE_F_DOWN)) {
+		batch_put(st, id, &b);
+		return batch_write(inst);
+	}
+	v->vip.flags |= XLB_VIP_F_DIRTY;
+	err = write_vip(inst, v, BPF_EXIST);
+	if (err)
+		return err;
+	batch_put(st, id, &b);
+	err = batch_write(inst);
+	return err ?: vip_commit(inst, st, v);
+}
+
+bool xlb_update_rehearsal(void)
+{
+	return made.rehearsal;
 }
 
 int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
@@ -946,7 +1034,7 @@ int xlb_update_all_or_nothing(struct xlb_instance *inst, struct xlb_state *st,
 	made.rehearsal = true;
 	err = change(inst, copy, arg);
 	made.rehearsal = false;
-	batch.n = batch.n_new = 0;
+	batch.n = batch.n_new = batch.n_carry = 0;
 	free(copy);
 	free(made.slots);
 	made.slots = NULL;

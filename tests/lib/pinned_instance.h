@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
+#include "health.h"
 #include "instance.h"
 #include "xlb.h"
 
@@ -31,7 +32,8 @@ static inline void pinned_remove(void)
 	static const char *const maps[] = {
 		XLB_MAP_CONFIG, XLB_MAP_VIPS, XLB_MAP_TABLES, XLB_MAP_BACKENDS,
 		XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS, XLB_MAP_STATS,
-		XLB_MAP_CONNTRACK, XLB_MAP_VIP_FILTER,
+		XLB_MAP_CONNTRACK, XLB_MAP_VIP_FILTER, XLB_MAP_HC_CONFIG,
+		XLB_MAP_HC_STATE,
 	};
 	char path[160];
 	size_t i;
