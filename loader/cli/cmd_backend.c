@@ -70,7 +70,7 @@ static int backend_change(enum backend_op op, int argc, char **argv)
 	if (err)
 		return err;
 	if (op == BACKEND_SET && weight == UINT32_MAX && !h.given) {
-		p_err("nothing to set (--weight or a health option); usage: %s",
+		p_err("missing --weight or a health option; usage: %s",
 		      usage[op]);
 		return -EINVAL;
 	}
