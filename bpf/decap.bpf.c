@@ -239,6 +239,7 @@ XLB_INLINE bool host_takes(struct xdp_md *ctx, __u8 *inner, void *data_end,
 	struct ipv6hdr *ip6 = (void *)inner;
 	__u32 tlen, iph_len;
 	struct tcphdr *th;
+	__be16 *ports;
 	__u8 proto;
 	bool ok;
 
@@ -263,35 +264,28 @@ XLB_INLINE bool host_takes(struct xdp_md *ctx, __u8 *inner, void *data_end,
 		iph_len = sizeof(*ip6);
 	}
 
-	if (proto == IPPROTO_UDP) {
-		struct udphdr *uh = (void *)th;
-
-		if ((void *)(uh + 1) > data_end)
-			return true;
-		if (family == XLB_AF_INET) {
-			t.ipv4.sport = uh->source;
-			t.ipv4.dport = uh->dest;
-		} else {
-			t.ipv6.sport = uh->source;
-			t.ipv6.dport = uh->dest;
-		}
-		sk = bpf_sk_lookup_udp(ctx, &t, tlen, BPF_F_CURRENT_NETNS, 0);
-		if (!sk)
-			return false;
-		bpf_sk_release(sk);
+	/* TCP and UDP headers both start with the two ports. */
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
 		return true;
-	}
-	if (proto != IPPROTO_TCP || (void *)(th + 1) > data_end)
-		return true;
-	if (th->syn && !th->ack)
+	ports = (void *)th;
+	if ((void *)(ports + 2) > data_end)
 		return true;
 	if (family == XLB_AF_INET) {
-		t.ipv4.sport = th->source;
-		t.ipv4.dport = th->dest;
+		t.ipv4.sport = ports[0];
+		t.ipv4.dport = ports[1];
 	} else {
-		t.ipv6.sport = th->source;
-		t.ipv6.dport = th->dest;
+		t.ipv6.sport = ports[0];
+		t.ipv6.dport = ports[1];
 	}
+	if (proto == IPPROTO_UDP) {
+		sk = bpf_sk_lookup_udp(ctx, &t, tlen, BPF_F_CURRENT_NETNS, 0);
+		ok = sk != NULL;
+		if (sk)
+			bpf_sk_release(sk);
+		return ok;
+	}
+	if ((void *)(th + 1) > data_end || (th->syn && !th->ack))
+		return true;
 	sk = bpf_skc_lookup_tcp(ctx, &t, tlen, BPF_F_CURRENT_NETNS, 0);
 	if (!sk)
 		return false;

@@ -185,6 +185,14 @@ static void expect_drop(const __u8 *frame, size_t len, enum xlb_decap_stat reaso
 #define UDP(fam, sport_, dport_) { .family = (fam), .proto = IPPROTO_UDP, \
 				   .sport = (sport_), .dport = (dport_) }
 
+/* From the balancer, naming the previous backend that XDP_TX reaches. */
+static struct gue_frame gue_prev_tx(int family)
+{
+	struct gue_frame g4 = G4(PREV4_TX), g6 = G6(PREV6_TX);
+
+	return family == 4 ? g4 : g6;
+}
+
 /* ------------------------------------------------------------------ */
 /* Cases                                                               */
 
@@ -226,8 +234,7 @@ static void syn_and_known_connections_stay(void)
 		return;
 	for (i = 0; i < 2; i++) {
 		int f = fams[i];
-		struct gue_frame g4 = G4(PREV4_TX), g6 = G6(PREV6_TX);
-		struct gue_frame *g = f == 4 ? &g4 : &g6;
+		struct gue_frame gf = gue_prev_tx(f), *g = &gf;
 		struct inner syn = TCP(f, PORT_UNKNOWN, PKT_TCP_SYN);
 		struct inner ack = TCP(f, PORT_ESTAB, PKT_TCP_ACK);
 		struct inner fin = TCP(f, PORT_ESTAB, PKT_TCP_ACK | 0x01);
@@ -410,8 +417,7 @@ static void udp_stays_where_a_socket_takes_it(void)
 		return;
 	for (i = 0; i < 2; i++) {
 		int f = fams[i];
-		struct gue_frame g4 = G4(PREV4_TX), g6 = G6(PREV6_TX);
-		struct gue_frame *g = f == 4 ? &g4 : &g6;
+		struct gue_frame gf = gue_prev_tx(f), *g = &gf;
 		struct inner peer = UDP(f, PEER_PORT, PORT_UDP_CONN);
 		struct inner stranger = UDP(f, PEER_PORT + 1, PORT_UDP_CONN);
 		struct inner service = UDP(f, PEER_PORT + 1, PORT_UDP_SERV);

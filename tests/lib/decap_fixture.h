@@ -11,6 +11,7 @@
 #define XLB_TEST_DECAP_FIXTURE_H
 
 #include <stdbool.h>
+#include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -174,17 +175,14 @@ static inline size_t gue_frame(const struct gue_frame *g, const struct inner *in
 	return len ? gue_build(g, ip, len, in->family, out) : 0;
 }
 
-static inline int sock_at(int family, int type, const char *addr, __u16 port)
+/* The socket address of addr:port. */
+static inline void sockaddr_of(int family, const char *addr, __u16 port,
+			       struct sockaddr_storage *ss)
 {
-	struct sockaddr_storage ss = { 0 };
-	struct sockaddr_in *s4 = (void *)&ss;
-	struct sockaddr_in6 *s6 = (void *)&ss;
-	int fd, one = 1;
+	struct sockaddr_in *s4 = (void *)ss;
+	struct sockaddr_in6 *s6 = (void *)ss;
 
-	fd = socket(family == 4 ? AF_INET : AF_INET6, type, 0);
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(ss, 0, sizeof(*ss));
 	if (family == 4) {
 		s4->sin_family = AF_INET;
 		s4->sin_port = htons(port);
@@ -194,6 +192,19 @@ static inline int sock_at(int family, int type, const char *addr, __u16 port)
 		s6->sin6_port = htons(port);
 		pkt_addr(6, addr, (__u8 *)&s6->sin6_addr);
 	}
+}
+
+/* A socket of type bound to addr:port; -1 on failure. */
+static inline int sock_at(int family, int type, const char *addr, __u16 port)
+{
+	struct sockaddr_storage ss;
+	int fd, one = 1;
+
+	fd = socket(family == 4 ? AF_INET : AF_INET6, type, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	sockaddr_of(family, addr, port, &ss);
 	if (bind(fd, (void *)&ss, sizeof(ss))) {
 		close(fd);
 		return -1;
@@ -203,19 +214,9 @@ static inline int sock_at(int family, int type, const char *addr, __u16 port)
 
 static inline int connect_to(int fd, int family, const char *addr, __u16 port)
 {
-	struct sockaddr_storage ss = { 0 };
-	struct sockaddr_in *s4 = (void *)&ss;
-	struct sockaddr_in6 *s6 = (void *)&ss;
+	struct sockaddr_storage ss;
 
-	if (family == 4) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		pkt_addr(4, addr, (__u8 *)&s4->sin_addr);
-	} else {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		pkt_addr(6, addr, (__u8 *)&s6->sin6_addr);
-	}
+	sockaddr_of(family, addr, port, &ss);
 	return connect(fd, (void *)&ss, sizeof(ss));
 }
 
