@@ -1153,13 +1153,29 @@ static __u32 record_id(const struct model *m, int v, int b)
  * new table sends them, never to the backend that reuses the id just
  * because the id matches; and `xlb show` counts none of them for it.
  */
+/* REUSE_FLOWS TCP flows of the IPv4 VIP that m's table sends to backend
+ * b, from source port from up, established there (SYN, then ACK). */
+static bool establish_on(const struct model *m, int b, __u16 from,
+			 struct tflow *f)
+{
+	int i;
+
+	for (i = 0; i < REUSE_FLOWS; i++) {
+		if (!flow_on(m, IPPROTO_TCP, b, from, &f[i]))
+			return false;
+		from = ntohs(f[i].tuple.sport) + 1;
+		ASSERT_EQ(run_flow(&f[i], PKT_TCP_SYN), b, "syn");
+		ASSERT_EQ(run_flow(&f[i], PKT_TCP_ACK), b, "ack");
+	}
+	return true;
+}
+
 static void a_reused_backend_id_does_not_inherit_the_flows_of_its_last_user(void)
 {
 	struct model m = {}, after = {};
 	struct tflow f[REUSE_FLOWS];
 	int b = 2, fresh = N_BACKENDS + 1, i, other = 0, astray = 0, got;
 	__u64 held[MAX_BACKENDS];
-	__u16 from = 50000;
 	__u32 id, id2;
 
 	if (!setup())
@@ -1169,15 +1185,7 @@ static void a_reused_backend_id_does_not_inherit_the_flows_of_its_last_user(void
 	id = record_id(&m, 0, b);
 	if (!ASSERT_NE(id, 0, "the backend's record"))
 		goto out;
-	/* Flows of the IPv4 TCP VIP on backend b, established. */
-	for (i = 0; i < REUSE_FLOWS; i++) {
-		if (!flow_on(&m, IPPROTO_TCP, b, from, &f[i]))
-			goto out;
-		from = ntohs(f[i].tuple.sport) + 1;
-		ASSERT_EQ(run_flow(&f[i], PKT_TCP_SYN), b, "syn");
-		ASSERT_EQ(run_flow(&f[i], PKT_TCP_ACK), b, "ack");
-	}
-	if (!show_flows(held) || !ASSERT_EQ(held[b], REUSE_FLOWS, "flows held by the backend"))
+	if (!establish_on(&m, b, 50000, f) || !show_flows(held) || !ASSERT_EQ(held[b], REUSE_FLOWS, "flows held by the backend"))
 		goto out;
 
 	/* b leaves the VIP; a backend of another address, of the same
@@ -1249,7 +1257,6 @@ static void a_down_backend_keeps_its_flows_until_evicted(void)
 	struct model m = {}, after = {};
 	struct tflow f[REUSE_FLOWS];
 	int b = 3, i, astray = 0, want, got;
-	__u16 from = 40000;
 	__u32 id = 0;
 
 	if (!setup())
@@ -1259,15 +1266,8 @@ static void a_down_backend_keeps_its_flows_until_evicted(void)
 	id = record_id(&m, 0, b);
 	if (!ASSERT_NE(id, 0, "the backend's record"))
 		goto out;
-	for (i = 0; i < REUSE_FLOWS; i++) {
-		if (!flow_on(&m, IPPROTO_TCP, b, from, &f[i]))
-			goto out;
-		from = ntohs(f[i].tuple.sport) + 1;
-		ASSERT_EQ(run_flow(&f[i], PKT_TCP_SYN), b, "syn");
-		ASSERT_EQ(run_flow(&f[i], PKT_TCP_ACK), b, "ack");
-	}
-
-	if (!set_health(id, true, false) || !model_read(&after))
+	if (!establish_on(&m, b, 40000, f) || !set_health(id, true, false) ||
+	    !model_read(&after))
 		goto out;
 	for (i = 0; i < REUSE_FLOWS; i++) {
 		ASSERT_NE(model_pick(&after, &f[i]), b, "the table names it no more");
