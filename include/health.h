@@ -48,7 +48,10 @@ enum xlb_hc_on_down {
  * XLB_MAX_BACKENDS entries by backend id (key XLB_MAX_VIPS + id): a
  * backend's non-zero fields override its VIP's, field by field (path,
  * send and expect when their length is non-zero). A record is reset to
- * zero when its VIP or backend id is freed.
+ * zero when its VIP or backend id is handed out again, before anything
+ * can reach the id (so a kill cannot leave a new VIP or backend with its
+ * id's last user's settings); a VIP built anew under another id for
+ * another table size takes its settings and its backends' along.
  */
 struct xlb_hc_config {
 	__u8 kind;		/* enum xlb_hc_kind */
