@@ -530,41 +530,73 @@ static void the_gue_port_is_a_setting(void)
 	expect_decap(&g, &ack, XLB_DECAP_PASS_GUE, "the default port again");
 }
 
+/* Where the SYN-cookie case's client is: not a local address, so the
+ * listener's answer leaves by the default route. */
+#define COOKIE_CLIENT4	"203.0.113.6"
+#define COOKIE_CLIENT6	"2001:db8:c::6"
+#define COOKIE_PORT	43000
+
+/* The IP packet of a TCP segment from the cookie client to the VIP, with
+ * sequence number seq, acknowledging ack; returns its length. */
+static size_t cookie_segment(int family, __u8 flags, __u32 seq, __u32 ack, __u8 *ip)
+{
+	struct pkt_desc d = { .family = family,
+			      .src = family == 4 ? COOKIE_CLIENT4 : COOKIE_CLIENT6,
+			      .dst = family == 4 ? VIP4 : VIP6,
+			      .proto = IPPROTO_TCP, .sport = COOKIE_PORT,
+			      .dport = PORT_TCP, .tcp_flags = flags };
+	size_t len = pkt_build_ip(&d, ip), hlen = family == 4 ? 20 : 40;
+	__u8 *th = ip + hlen;
+	size_t alen = family == 4 ? 4 : 16, src = family == 4 ? 12 : 8;
+
+	pkt_put32(th + 4, seq);
+	pkt_put32(th + 8, ack);
+	pkt_put16(th + 16, 0);
+	pkt_put16(th + 16, pkt_fold(pkt_sum(th, len - hlen,
+					    pkt_pseudo_sum(family, ip + src, ip + src + alen,
+							   IPPROTO_TCP, len - hlen))));
+	return len;
+}
+
 /*
- * Send a SYN from CLIENT:sport, an address that is not local, to VIP:80
- * through a raw socket, and read the listener's SYN-ACK leaving by the
- * default route: with tcp_syncookies 2 its sequence number is a SYN cookie.
+ * Send a SYN (sequence number 1) from the cookie client to VIP:80 through
+ * a raw socket, and read the listener's SYN-ACK leaving by the default
+ * route: with tcp_syncookies 2 its sequence number is a SYN cookie.
  * 0 and *cookie, or -errno.
  */
-static int syn_cookie(const char *client, __u16 sport, __u32 *cookie)
+static int syn_cookie(int family, __u32 *cookie)
 {
-	struct pkt_desc syn = { .family = 4, .src = client, .dst = VIP4,
-				.proto = IPPROTO_TCP, .sport = sport,
-				.dport = PORT_TCP, .tcp_flags = PKT_TCP_SYN };
 	struct sockaddr_ll ll = { .sll_family = AF_PACKET,
 				  .sll_protocol = htons(ETH_P_ALL),
 				  .sll_ifindex = t.env.ifindex };
-	struct sockaddr_in to = { .sin_family = AF_INET };
+	size_t hlen = family == 4 ? 20 : 40, alen = family == 4 ? 4 : 16;
+	size_t dst = family == 4 ? 16 : 24;
 	struct timeval tv = { .tv_sec = 2 };
-	__u8 ip[PKT_MAX], buf[PKT_MAX], *th;
+	__u8 ip[PKT_MAX], buf[PKT_MAX], *th = buf + hlen;
+	size_t len = cookie_segment(family, PKT_TCP_SYN, 1, 0, ip);
 	int raw, cap, err = -ETIMEDOUT;
-	size_t len = pkt_build_ip(&syn, ip);
+	struct sockaddr_storage to;
 	ssize_t n;
 
-	pkt_addr(4, VIP4, (__u8 *)&to.sin_addr);
+	sockaddr_of(family, family == 4 ? VIP4 : VIP6, 0, &to);
 	/* Only ETH_P_ALL taps see the frames a host sends. */
 	cap = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL));
-	raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	/* IPPROTO_RAW: the header is the caller's, in both families. */
+	raw = socket(family == 4 ? AF_INET : AF_INET6, SOCK_RAW, IPPROTO_RAW);
 	if (cap < 0 || raw < 0 || bind(cap, (void *)&ll, sizeof(ll)) ||
 	    setsockopt(cap, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
 	    sendto(raw, ip, len, 0, (void *)&to, sizeof(to)) != (ssize_t)len) {
 		err = -errno;
 		goto out;
 	}
+	/* The SYN-ACK: to the client's address and port, IPv4 without
+	 * options (the kernel sends none). */
 	while ((n = recv(cap, buf, sizeof(buf), 0)) >= 0) {
-		th = buf + (buf[0] & 0x0f) * 4;
-		if (n >= 40 && buf[0] >> 4 == 4 && buf[9] == IPPROTO_TCP && !memcmp(buf + 16, ip + 12, 4) &&
-		    pkt_get16(th + 2) == sport && th[13] == (PKT_TCP_SYN | PKT_TCP_ACK)) {
+		if ((size_t)n >= hlen + 20 && buf[0] >> 4 == family &&
+		    buf[family == 4 ? 9 : 6] == IPPROTO_TCP &&
+		    !memcmp(buf + dst, ip + dst - alen, alen) &&
+		    pkt_get16(th + 2) == COOKIE_PORT &&
+		    th[13] == (PKT_TCP_SYN | PKT_TCP_ACK)) {
 			*cookie = (__u32)pkt_get16(th + 4) << 16 | pkt_get16(th + 6);
 			err = 0;
 			break;
@@ -578,58 +610,42 @@ out:
 	return err;
 }
 
-/* The handshake's last ACK, acknowledging ack: an IPv4 TCP packet from
- * CLIENT:sport with sequence number 2 (the SYN's was 1). */
-static size_t last_ack(const char *client, __u16 sport, __u32 ack, __u8 *ip)
-{
-	struct pkt_desc d = { .family = 4, .src = client, .dst = VIP4,
-			      .proto = IPPROTO_TCP, .sport = sport,
-			      .dport = PORT_TCP, .tcp_flags = PKT_TCP_ACK };
-	size_t len = pkt_build_ip(&d, ip);
-	__u8 *th = ip + 20;
-
-	pkt_put32(th + 4, 2);
-	pkt_put32(th + 8, ack);
-	pkt_put16(th + 16, 0);
-	pkt_put16(th + 16, pkt_fold(pkt_sum(th, len - 20,
-					    pkt_pseudo_sum(4, ip + 12, ip + 16,
-							   IPPROTO_TCP, len - 20))));
-	return len;
-}
-
 /* Under a SYN flood the listener answers with SYN cookies and keeps no
- * socket: the last ACK of such a handshake is known by its cookie and
- * stays; a wrong cookie is not this host's. */
+ * socket: the handshake's last ACK is known by its cookie and stays; a
+ * wrong cookie is not this host's. */
 static void syn_cookie_handshakes_stay(void)
 {
 	static const char cookies[] = "/proc/sys/net/ipv4/tcp_syncookies";
-	static const char client[] = "203.0.113.6";
-	struct gue_frame g = G4(PREV4_TX);
 	__u8 ip[PKT_MAX], frame[PKT_MAX], want[PKT_MAX];
 	size_t ilen, len;
-	__u32 cookie = 0;
+	__u32 cookie;
 	struct run r;
+	int f;
 
-	if (!setup())
+	if (!setup() || !ASSERT_OK(sysctl_set(cookies, "2"), "tcp_syncookies 2"))
 		return;
-	if (!ASSERT_OK(sysctl_set(cookies, "2"), "tcp_syncookies 2") ||
-	    !ASSERT_OK(syn_cookie(client, 43000, &cookie), "SYN-ACK with a cookie"))
-		goto out;
-	ilen = last_ack(client, 43000, cookie + 1, ip);
-	len = gue_build(&g, ip, ilen, 4, frame);
-	memcpy(want, mac_in, 6);
-	memcpy(want + 6, mac_gw, 6);
-	pkt_put16(want + 12, PKT_ETH_P_IP);
-	memcpy(want + PKT_ETH_LEN, ip, ilen);
-	if (run_frame(frame, len, XDP_PASS, XLB_DECAP_PASS_GUE, &r, "valid cookie") &&
-	    ASSERT_EQ(r.out_len, PKT_ETH_LEN + ilen, "valid cookie"))
-		ASSERT_MEM_EQ(r.out, want, PKT_ETH_LEN + ilen, "valid cookie");
-	/* Its hash bits spoiled (a cookie only a few off may name another
-	 * of the MSS values and still be valid). */
-	ilen = last_ack(client, 43000, (cookie ^ 0x00ff0000) + 1, ip);
-	len = gue_build(&g, ip, ilen, 4, frame);
-	run_frame(frame, len, XDP_TX, XLB_DECAP_FORWARD, &r, "wrong cookie");
-out:
+	for (f = 4; f <= 6; f += 2) {
+		struct gue_frame g = gue_prev_tx(f);
+
+		cookie = 0;
+		if (!ASSERT_OK(syn_cookie(f, &cookie), f == 4 ? "IPv4 SYN-ACK with a cookie"
+							      : "IPv6 SYN-ACK with a cookie"))
+			continue;
+		ilen = cookie_segment(f, PKT_TCP_ACK, 2, cookie + 1, ip);
+		len = gue_build(&g, ip, ilen, f, frame);
+		memcpy(want, mac_in, 6);
+		memcpy(want + 6, mac_gw, 6);
+		pkt_put16(want + 12, f == 4 ? PKT_ETH_P_IP : PKT_ETH_P_IPV6);
+		memcpy(want + PKT_ETH_LEN, ip, ilen);
+		if (run_frame(frame, len, XDP_PASS, XLB_DECAP_PASS_GUE, &r, "valid cookie") &&
+		    ASSERT_EQ(r.out_len, PKT_ETH_LEN + ilen, "valid cookie"))
+			ASSERT_MEM_EQ(r.out, want, PKT_ETH_LEN + ilen, "valid cookie");
+		/* Its hash bits spoiled (a cookie only a few off may name
+		 * another of the MSS values and still be valid). */
+		ilen = cookie_segment(f, PKT_TCP_ACK, 2, (cookie ^ 0x00ff0000) + 1, ip);
+		len = gue_build(&g, ip, ilen, f, frame);
+		run_frame(frame, len, XDP_TX, XLB_DECAP_FORWARD, &r, "wrong cookie");
+	}
 	ASSERT_OK(sysctl_set(cookies, "1"), "tcp_syncookies 1");
 }
 
