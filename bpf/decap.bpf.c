@@ -421,8 +421,8 @@ XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *
 	return bpf_redirect(fib.ifindex, 0);
 }
 
-/* What to do with a well-formed GUE packet: -PASS_* reason or a
- * forward's verdict (forward()). */
+/* What to do with a well-formed GUE packet: a -PASS_* reason, or what
+ * forward() returns (its verdict or a -DROP_* reason). */
 XLB_INLINE int gue_decide(struct xdp_md *ctx, const struct outer *o,
 			  const struct gue_info *g)
 {
