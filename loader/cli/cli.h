@@ -36,6 +36,7 @@ int do_config(int argc, char **argv);
 int do_show(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_apply(int argc, char **argv);
+int do_health(int argc, char **argv);
 int do_version(int argc, char **argv);
 
 #endif /* XLB_CLI_H */

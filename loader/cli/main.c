@@ -29,6 +29,7 @@ static const struct cmd {
 	{ "show",    do_show,    "VIPs, tables, backends, weights and shares" },
 	{ "stats",   do_stats,   "counters per VIP, backend and drop reason" },
 	{ "apply",   do_apply,   "converge to the state described in a file" },
+	{ "health",  do_health,  "check backends through the traffic's path: run, show" },
 	{ "table",   do_table,   "build a table offline and print its balance" },
 	{ "replay",  do_replay,  "replay pcaps: balance and disruption per algorithm" },
 	{ "version", do_version, "xlb's version, and the libbpf and libxdp in use" },

@@ -1,0 +1,649 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* The health checker: probes on schedule, rise and fall, flags swapped in
+ * as transactions (checker.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "addr.h"
+#include "checker.h"
+#include "hc_store.h"
+#include "probe.h"
+#include "report.h"
+#include "state.h"
+#include "update.h"
+
+/* Results are written at least this often (and at once with a change). */
+#define FLUSH_MS	100
+/* The instance is re-read at the shortest interval in use, within these;
+ * the settings (a lookup per backend) at most once a second. */
+#define REFRESH_MIN_MS	100
+#define REFRESH_MAX_MS	1000
+#define SETTINGS_MS	1000
+/* New backends' first probes are spread over their interval in this many
+ * steps, so that a thousand backends are not probed in one burst. */
+#define SPREAD_STEPS	32
+
+#define HC_FLAGS	(XLB_BE_F_DOWN | XLB_BE_F_EVICT)
+
+/* What the checker knows of one backend id. */
+struct hc_backend {
+	bool live;		/* a live backend in the last state read */
+	bool checked;		/* its kind is not none */
+	bool dirty;		/* rec holds results not written yet */
+	bool probed;		/* once: its probe was started */
+	__u8 next;		/* the health rec moves to at the next commit */
+	__u8 flags;		/* its HC_FLAGS as the instance holds them */
+	bool by_probes;		/* next was decided by probes (count of them) */
+	__u32 count;
+	char why[80];		/* why next */
+	__u32 gen;
+	__u32 vip_id;
+	struct xlb_hc_config eff;
+	struct xlb_probe probe;
+	__u64 due_ms;		/* CLOCK_MONOTONIC */
+	struct xlb_hc_state rec;
+	/* Kept when the id gets a new gen: a probe of the last one may
+	 * still be in flight, and its result is then dropped. */
+	bool in_flight;
+	__u32 flight_gen;
+};
+
+struct checker {
+	const struct xlb_checker_opts *opts;
+	struct xlb_prober *prober;
+	struct xlb_state *st;		/* the last state read */
+	struct hc_backend be[XLB_MAX_BACKENDS];
+	__u32 top;			/* above every live backend id */
+	bool fail_open[XLB_MAX_VIPS];
+	bool read_once;
+	__u32 min_interval_ms;		/* the shortest in use, within bounds */
+	__u64 next_refresh_ms;
+	__u64 next_settings_ms;
+	__u64 last_flush_ms;
+	bool dirty;			/* some rec is dirty */
+	bool pending;			/* some backend needs a commit */
+	bool start_failed;		/* a probe could not start: said once */
+};
+
+static __u64 mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+static __u64 real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+__u8 xlb_hc_health_of(const struct xlb_backend *b,
+		      const struct xlb_hc_state *s)
+{
+	if (b->flags & XLB_BE_F_DOWN)
+		return XLB_HC_DOWN;
+	return s->health == XLB_HC_DOWN ? XLB_HC_UP : s->health;
+}
+
+/* The flags a backend should carry for a health and its settings. */
+static __u8 wanted_flags(const struct hc_backend *e, __u8 health)
+{
+	if (!e->checked || health != XLB_HC_DOWN)
+		return 0;
+	return XLB_BE_F_DOWN |
+	       (e->eff.on_down == XLB_HC_ON_DOWN_RESET ? XLB_BE_F_EVICT : 0);
+}
+
+static bool needs_commit(const struct hc_backend *e)
+{
+	return e->live &&
+	       (e->next != e->rec.health || wanted_flags(e, e->next) != e->flags);
+}
+
+static void decide(struct hc_backend *e, __u8 health, bool by_probes,
+		   __u32 count, const char *why)
+{
+	e->next = health;
+	e->by_probes = by_probes;
+	e->count = count;
+	snprintf(e->why, sizeof(e->why), "%s", why);
+}
+
+static void probe_from(struct hc_backend *e, __u32 id,
+		       const struct xlb_vip_key *key)
+{
+	static const __u8 kinds[] = {
+		[XLB_HC_TCP] = XLB_PROBE_TCP,
+		[XLB_HC_HTTP] = XLB_PROBE_HTTP,
+		[XLB_HC_UDP] = XLB_PROBE_UDP,
+	};
+	const struct xlb_hc_config *c = &e->eff;
+	struct xlb_probe *p = &e->probe;
+
+	memset(p, 0, sizeof(*p));
+	p->backend_id = id;
+	p->family = key->family;
+	p->kind = kinds[c->kind];
+	p->port = c->port;
+	memcpy(p->vip, key->addr, sizeof(p->vip));
+	p->timeout_ms = c->timeout_ms;
+	p->http_status = c->http_status;
+	p->send_len = c->send_len;
+	p->expect_len = c->expect_len;
+	memcpy(p->path, c->path, sizeof(p->path));
+	memcpy(p->send, c->send, sizeof(p->send));
+	memcpy(p->expect, c->expect, sizeof(p->expect));
+}
+
+/* A backend's settings: its VIP's (vc) under its own. */
+static int read_settings(const struct xlb_instance *inst,
+			 const struct xlb_state_vip *v,
+			 const struct xlb_hc_config *vc, __u32 id,
+			 struct hc_backend *e)
+{
+	struct xlb_hc_config bc;
+	int err;
+
+	err = xlb_hc_backend_read(inst, id, &bc);
+	if (err)
+		return err;
+	xlb_hc_merge(vc, &bc, ntohs(v->key.port), &e->eff);
+	e->checked = e->eff.kind == XLB_HC_TCP || e->eff.kind == XLB_HC_HTTP ||
+		     e->eff.kind == XLB_HC_UDP;
+	if (e->checked)
+		probe_from(e, id, &v->key);
+	return 0;
+}
+
+/* A backend seen for the first time in this run, or under a new gen: its
+ * record as the last run left it. */
+static int adopt(struct hc_backend *e, const struct xlb_instance *inst,
+		 __u32 id, const struct xlb_backend *b)
+{
+	bool in_flight = e->in_flight;
+	__u32 flight_gen = e->flight_gen;
+	int err;
+
+	memset(e, 0, sizeof(*e));
+	e->in_flight = in_flight;
+	e->flight_gen = flight_gen;
+	e->live = true;
+	e->gen = b->gen;
+	e->vip_id = b->vip_id;
+	err = xlb_hc_state_read(inst, id, b->gen, &e->rec);
+	if (err)
+		return err;
+	e->next = e->rec.health;
+	return 0;
+}
+
+/*
+ * Take the state just read: backends that came or went, their settings
+ * (when settings), and flags that disagree with a record: a run killed
+ * between a flag and its record, or a flag changed by another hand. The
+ * flag wins, and the record is completed by the next commit.
+ */
+static int reconcile(struct checker *c, const struct xlb_instance *inst,
+		     bool settings, __u64 now)
+{
+	static struct xlb_hc_config vcs[XLB_MAX_VIPS];
+	bool vc_read[XLB_MAX_VIPS] = { false };
+	struct xlb_state *st = c->st;
+	__u32 id, min_interval = REFRESH_MAX_MS;
+	const struct xlb_backend *b;
+	struct xlb_state_vip *v;
+	struct hc_backend *e;
+	bool fresh;
+	int err;
+
+	c->top = 1;
+	for (id = 1; id < XLB_MAX_BACKENDS; id++) {
+		b = &st->backends[id];
+		e = &c->be[id];
+		v = xlb_backend_live(b) ? xlb_state_vip_by_id(st, b->vip_id) : NULL;
+		if (!v || v->corrupt[0]) {
+			e->live = false;
+			continue;
+		}
+		c->top = id + 1;
+		fresh = !e->live || e->gen != b->gen;
+		if (fresh) {
+			err = adopt(e, inst, id, b);
+			if (err)
+				return err;
+		}
+		e->flags = b->flags & HC_FLAGS;
+		if (fresh || settings) {
+			if (!vc_read[b->vip_id]) {
+				err = xlb_hc_vip_read(inst, b->vip_id,
+						      &vcs[b->vip_id]);
+				if (err)
+					return err;
+				vc_read[b->vip_id] = true;
+			}
+			err = read_settings(inst, v, &vcs[b->vip_id], id, e);
+			if (err)
+				return err;
+		}
+		if (fresh && e->checked)
+			e->due_ms = c->opts->once ? now :
+				now + (__u64)e->eff.interval_ms *
+				(id % SPREAD_STEPS) / SPREAD_STEPS;
+		if (e->checked && e->eff.interval_ms < min_interval)
+			min_interval = e->eff.interval_ms;
+
+		if (!e->checked) {
+			if (e->next == XLB_HC_DOWN)
+				decide(e, XLB_HC_UP, false, 0,
+				       "health checks off");
+		} else if ((e->flags & XLB_BE_F_DOWN) &&
+			   e->rec.health != XLB_HC_DOWN &&
+			   e->next != XLB_HC_DOWN) {
+			decide(e, XLB_HC_DOWN, false, 0,
+			       "flagged down in the instance");
+		} else if (!(e->flags & XLB_BE_F_DOWN) &&
+			   e->rec.health == XLB_HC_DOWN &&
+			   e->next == XLB_HC_DOWN) {
+			decide(e, XLB_HC_UP, false, 0,
+			       "not flagged down in the instance");
+		}
+		if (needs_commit(e))
+			c->pending = true;
+	}
+	if (settings) {
+		c->next_settings_ms = now + SETTINGS_MS;
+		c->min_interval_ms = min_interval < REFRESH_MIN_MS ?
+				     REFRESH_MIN_MS : min_interval;
+	}
+	return 0;
+}
+
+/* Write the records holding results not written yet. */
+static int flush(struct checker *c, struct xlb_instance *inst)
+{
+	struct hc_backend *e;
+	__u32 id;
+	int err;
+
+	for (id = 1; id < c->top; id++) {
+		e = &c->be[id];
+		if (!e->dirty || !e->live)
+			continue;
+		e->rec.gen = e->gen;
+		err = xlb_hc_state_write(inst, id, &e->rec);
+		if (err)
+			return err;
+		e->dirty = false;
+	}
+	c->dirty = false;
+	c->last_flush_ms = mono_ms();
+	return 0;
+}
+
+/*
+ * Read the instance (shared lock), take what changed, write results; with
+ * refresh, the settings too when they are due, and the next refresh set.
+ */
+static int sync_read(struct checker *c, bool refresh)
+{
+	bool settings = refresh && mono_ms() >= c->next_settings_ms;
+	struct xlb_instance inst;
+	struct xlb_state *st;
+	__u32 i, vid;
+	int err;
+
+	err = xlb_state_open(&inst, c->opts->instance, &st);
+	if (err)
+		return err;
+	xlb_state_free(c->st);
+	c->st = st;
+	err = reconcile(c, &inst, settings, mono_ms());
+	if (refresh)
+		c->next_refresh_ms = mono_ms() + c->min_interval_ms;
+	if (!err && !c->read_once) {
+		/* A VIP found failing open was logged and counted by the
+		 * run that took its last backend down. */
+		for (i = 0; i < st->n_vips; i++) {
+			vid = st->vips[i].vip.id;
+			if (vid < XLB_MAX_VIPS)
+				c->fail_open[vid] =
+					xlb_state_vip_fail_open(st, vid);
+		}
+		c->read_once = true;
+	}
+	if (!err)
+		err = flush(c, &inst);
+	xlb_instance_close(&inst);
+	return err;
+}
+
+static void emit(const struct checker *c, const struct xlb_hc_event *ev)
+{
+	if (c->opts->event)
+		c->opts->event(ev, c->opts->ctx);
+}
+
+static void emit_change(const struct checker *c, __u32 id, __u8 from)
+{
+	const struct hc_backend *e = &c->be[id];
+	const struct xlb_backend *b = &c->st->backends[id];
+	const struct xlb_state_vip *v = xlb_state_vip_by_id(c->st, e->vip_id);
+	struct xlb_hc_event ev = {
+		.kind = XLB_HC_EV_CHANGE,
+		.family = b->family,
+		.from = from,
+		.to = e->rec.health,
+		.by_probes = e->by_probes,
+		.count = e->count,
+	};
+
+	if (!v)
+		return;
+	ev.vip = v->key;
+	memcpy(ev.addr, b->addr, sizeof(ev.addr));
+	if (e->by_probes)
+		ev.run = e->rec.health == XLB_HC_DOWN ? e->rec.bad_run :
+							e->rec.good_run;
+	snprintf(ev.why, sizeof(ev.why), "%s", e->why);
+	emit(c, &ev);
+}
+
+/* The record of a change of health: since, and the transition counted. */
+static void record_change(struct hc_backend *e)
+{
+	if (e->next == XLB_HC_DOWN)
+		e->rec.downs++;
+	else if (e->rec.health == XLB_HC_DOWN)
+		e->rec.ups++;
+	e->rec.health = e->next;
+	e->rec.since_ns = real_ns();
+	e->rec.gen = e->gen;
+}
+
+/*
+ * A VIP some of whose flags changed: entering fail open (every backend
+ * with a weight down) is logged once and counted in each backend's
+ * record; it ends when one comes back.
+ */
+static int check_fail_open(struct checker *c, struct xlb_instance *inst,
+			   __u32 vip_id)
+{
+	const struct xlb_state_vip *v = xlb_state_vip_by_id(c->st, vip_id);
+	struct xlb_hc_event ev = { .kind = XLB_HC_EV_FAIL_OPEN };
+	struct hc_backend *e;
+	__u32 id;
+	int err;
+
+	if (!xlb_state_vip_fail_open(c->st, vip_id)) {
+		c->fail_open[vip_id] = false;
+		return 0;
+	}
+	if (c->fail_open[vip_id] || !v)
+		return 0;
+	c->fail_open[vip_id] = true;
+	for (id = 1; id < c->top; id++) {
+		e = &c->be[id];
+		if (!e->live || e->vip_id != vip_id ||
+		    !c->st->backends[id].weight)
+			continue;
+		e->rec.fail_open++;
+		e->rec.gen = e->gen;
+		err = xlb_hc_state_write(inst, id, &e->rec);
+		if (err)
+			return err;
+		e->dirty = false;
+	}
+	ev.vip = v->key;
+	emit(c, &ev);
+	return 0;
+}
+
+/*
+ * Under the write lock: the flags each backend should carry, one
+ * transaction (flags and table) per backend, then its record; and the
+ * VIPs that entered fail open.
+ */
+static int commit(struct checker *c)
+{
+	static bool touched[XLB_MAX_VIPS];
+	struct xlb_instance inst;
+	struct hc_backend *e;
+	struct xlb_state *st;
+	__u8 want, from;
+	__u32 id;
+	int err;
+
+	err = xlb_update_open(&inst, c->opts->instance, &st, false);
+	if (err)
+		return err;
+	xlb_state_free(c->st);
+	c->st = st;
+	/* What the operator changed since the last read counts first. */
+	err = reconcile(c, &inst, false, mono_ms());
+	memset(touched, 0, sizeof(touched));
+	for (id = 1; !err && id < c->top; id++) {
+		e = &c->be[id];
+		if (!needs_commit(e))
+			continue;
+		want = wanted_flags(e, e->next);
+		if (want != e->flags) {
+			err = xlb_backend_set_health(&inst, st, id,
+						     want & XLB_BE_F_DOWN,
+						     want & XLB_BE_F_EVICT);
+			if (err)
+				break;
+			e->flags = want;
+			touched[e->vip_id] = true;
+		}
+		if (e->next == e->rec.health)
+			continue;
+		from = e->rec.health;
+		record_change(e);
+		err = xlb_hc_state_write(&inst, id, &e->rec);
+		if (err)
+			break;
+		e->dirty = false;
+		emit_change(c, id, from);
+	}
+	for (id = 0; !err && id < XLB_MAX_VIPS; id++)
+		if (touched[id])
+			err = check_fail_open(c, &inst, id);
+	if (!err)
+		c->pending = false;
+	/* The state stays: it is the newest read. */
+	xlb_instance_close(&inst);
+	return err;
+}
+
+static void on_result(void *cookie, const struct xlb_probe_result *res,
+		      void *ctx)
+{
+	struct checker *c = ctx;
+	__u32 id = (__u32)(uintptr_t)cookie;
+	struct hc_backend *e = &c->be[id];
+	struct xlb_hc_state *r = &e->rec;
+	char why[80];
+
+	e->in_flight = false;
+	if (!e->live || e->flight_gen != e->gen)
+		return;
+	r->last_probe_ns = real_ns();
+	r->last_rtt_us = res->rtt_us;
+	snprintf(r->last_error, sizeof(r->last_error), "%s",
+		 res->ok ? "" : res->error);
+	if (res->ok) {
+		r->good_run++;
+		r->bad_run = 0;
+	} else {
+		r->bad_run++;
+		r->good_run = 0;
+	}
+	e->dirty = c->dirty = true;
+
+	if (res->ok)
+		snprintf(why, sizeof(why), "answered in %.1f ms",
+			 res->rtt_us / 1000.0);
+	else
+		snprintf(why, sizeof(why), "%s", res->error);
+	if (!res->ok && e->next != XLB_HC_DOWN && r->bad_run >= e->eff.fall)
+		decide(e, XLB_HC_DOWN, true, e->eff.fall, why);
+	else if (res->ok && e->next == XLB_HC_DOWN && r->good_run >= e->eff.rise)
+		decide(e, XLB_HC_UP, true, e->eff.rise, why);
+	else if (res->ok && e->next == XLB_HC_UNKNOWN)
+		decide(e, XLB_HC_UP, true, 1, why);
+	if (needs_commit(e))
+		c->pending = true;
+}
+
+/* Start every probe that is due; returns when the next one is. */
+static __u64 start_due(struct checker *c, __u64 now)
+{
+	__u64 next = now + REFRESH_MAX_MS;
+	char name[XLB_ADDR_STRLEN];
+	const struct xlb_backend *b;
+	struct hc_backend *e;
+	__u32 id;
+	int err;
+
+	for (id = 1; id < c->top; id++) {
+		e = &c->be[id];
+		if (!e->live || !e->checked || e->in_flight ||
+		    (c->opts->once && e->probed))
+			continue;
+		if (e->due_ms > now) {
+			if (e->due_ms < next)
+				next = e->due_ms;
+			continue;
+		}
+		/* The next one keeps the cadence, unless it fell behind. */
+		e->due_ms += e->eff.interval_ms;
+		if (e->due_ms <= now)
+			e->due_ms = now + e->eff.interval_ms;
+		if (e->due_ms < next)
+			next = e->due_ms;
+		err = xlb_prober_start(c->prober, &e->probe,
+				       (void *)(uintptr_t)id);
+		if (err) {
+			b = &c->st->backends[id];
+			if (!c->start_failed)
+				p_info("xlb: cannot start a probe of %s: %s (retried at its interval)",
+				       xlb_addr_str(b->addr, b->family, name,
+						    sizeof(name)),
+				       strerror(-err));
+			c->start_failed = true;
+			e->probed = true;
+			continue;
+		}
+		e->in_flight = true;
+		e->flight_gen = e->gen;
+		e->probed = true;
+	}
+	return next;
+}
+
+/* --once: every checked backend probed, every result in. */
+static bool once_done(const struct checker *c)
+{
+	const struct hc_backend *e;
+	__u32 id;
+
+	if (c->pending || xlb_prober_busy(c->prober))
+		return false;
+	for (id = 1; id < c->top; id++) {
+		e = &c->be[id];
+		if (e->live && e->checked && !e->probed)
+			return false;
+	}
+	return true;
+}
+
+/* Wait for results, or for the time to pass when no probe is in flight
+ * (the prober returns at once then); a signal cuts either short. */
+static int wait_results(struct checker *c, int timeout_ms)
+{
+	if (xlb_prober_busy(c->prober))
+		return xlb_prober_poll(c->prober, timeout_ms, on_result, c);
+	if (timeout_ms > 0 && poll(NULL, 0, timeout_ms) < 0)
+		return -errno;
+	return 0;
+}
+
+/* What ends a run: the instance gone, or an error that waiting does not
+ * cure. A lock held too long by another command is waited out. */
+static bool fatal(int err)
+{
+	return err && err != -EBUSY;
+}
+
+int xlb_checker_run(const struct xlb_checker_opts *opts)
+{
+	struct checker *c;
+	__u64 now, next, wake;
+	int err, n;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	c->opts = opts;
+	err = xlb_prober_new(&c->prober);
+	if (err) {
+		p_err("cannot start the prober: %s", strerror(-err));
+		goto out;
+	}
+	err = sync_read(c, true);
+	while (!fatal(err) && !*opts->stop) {
+		now = mono_ms();
+		err = 0;
+		if (now >= c->next_refresh_ms ||
+		    (c->dirty && now >= c->last_flush_ms + FLUSH_MS))
+			err = sync_read(c, now >= c->next_refresh_ms);
+		if (!err && c->pending)
+			err = commit(c);
+		if (fatal(err))
+			break;
+		if (!c->st) {
+			/* The last read failed: wait for the next refresh. */
+			c->next_refresh_ms = now + REFRESH_MAX_MS;
+			next = c->next_refresh_ms;
+		} else {
+			next = start_due(c, now);
+		}
+		if (opts->once && c->st && once_done(c))
+			break;
+		wake = next < c->next_refresh_ms ? next : c->next_refresh_ms;
+		if (c->dirty && c->last_flush_ms + FLUSH_MS < wake)
+			wake = c->last_flush_ms + FLUSH_MS;
+		if (c->pending)
+			wake = now;
+		n = wait_results(c, wake > now ? (int)(wake - now) : 0);
+		if (n < 0 && n != -EINTR) {
+			p_err("probing: %s", strerror(-n));
+			err = n;
+			goto out;
+		}
+	}
+	if (fatal(err))
+		goto out;
+	/* Stopping: the results already in are written, the changes they
+	 * decided committed; probes still in flight are abandoned. */
+	err = c->pending ? commit(c) : 0;
+	if (!err && c->dirty)
+		err = sync_read(c, false);
+out:
+	xlb_prober_free(c->prober);
+	xlb_state_free(c->st);
+	free(c);
+	return err;
+}
