@@ -8,8 +8,8 @@
  * CPU caches the answer per backend for XLB_FIB_CACHE_NS: a changed route,
  * neighbour or MTU takes effect within that time (half a second), a reused
  * backend slot (new gen) or another ingress interface at once. Only
- * successful lookups are cached; an unresolved neighbour is asked again on
- * the next packet.
+ * successful lookups are cached; an unresolved neighbour (the packet is
+ * dropped) is asked again on the next packet.
  */
 #ifndef XLB_BPF_FIB_H
 #define XLB_BPF_FIB_H
@@ -89,7 +89,12 @@ XLB_INLINE int xlb_fib_lookup(struct xdp_md *ctx, const struct xlb_backend *be,
 	case BPF_FIB_LKUP_RET_SUCCESS:
 		break;
 	case BPF_FIB_LKUP_RET_NO_NEIGH:
-		return -XLB_STAT_PASS_NEIGH_UNRESOLVED;
+		/* Dropped, not passed: the kernel does not own the VIP and
+		 * would route the packet back to the router. The loader
+		 * keeps a managed neighbour entry for every backend's next
+		 * hop (loader/instance/neigh.h), so this lasts until the
+		 * kernel has resolved it, within a second. */
+		return -XLB_STAT_DROP_NEIGH_UNRESOLVED;
 	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
 		return -XLB_STAT_DROP_TOO_BIG;
 	default:

@@ -118,6 +118,16 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xlb_conntrack SEC(".maps");
 
+/* The VIP addresses (struct xlb_vip_addr), written by the loader with the
+ * VIP filter: an address is in it while any VIP has it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XLB_MAX_VIPS);
+	__type(key, struct xlb_vip_key);
+	__type(value, struct xlb_vip_addr);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_vip_addrs SEC(".maps");
+
 /* Health settings and each backend's health (include/health.h): the
  * datapath reads neither, but declaring them here makes `xlb attach` and
  * `ip link ... xdp obj` create them with the instance. */

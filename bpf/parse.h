@@ -18,6 +18,8 @@
  *   parameter problem) quote a packet that went from a VIP to a client; the
  *   flow is that packet reversed, so the error reaches the backend serving
  *   the client. ICMP echo is never balanced.
+ * - A packet xlb does not balance still has its destination and family
+ *   in the flow: one to a VIP address is dropped, not passed (select.h).
  * Every read is preceded by a bounds check against the frame end; lengths
  * are also checked against the IP packet's own length, so Ethernet padding
  * is never taken for headers.
@@ -279,6 +281,8 @@ XLB_INLINE int xlb_parse_ipv4(void *data, void *end, __u32 off,
 		pkt->icmp_error = 1;
 		return xlb_parse_icmp4(data, end, off + hlen, tot - hlen, flow);
 	}
+	/* The destination's family, for the VIP address check. */
+	xlb_flow_set_tail(flow, 0, proto, XLB_AF_INET);
 	return -XLB_STAT_PASS_NOT_VIP;
 }
 
@@ -433,8 +437,11 @@ XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
 	nh = ip6h->nexthdr;
 	off += sizeof(*ip6h);
 	err = xlb_ipv6_skip_ext(data, end, &off, stop, &nh, false, &frag);
-	if (err)
+	if (err) {
+		/* The destination's family, for the VIP address check. */
+		xlb_flow_set_tail(flow, 0, nh, XLB_AF_INET6);
 		return err;
+	}
 	if (frag) {
 		xlb_flow_set_tail(flow, 0, nh, XLB_AF_INET6);
 		return 0;
@@ -452,6 +459,7 @@ XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
 		pkt->icmp_error = 1;
 		return xlb_parse_icmp6(data, end, off, stop, flow);
 	}
+	xlb_flow_set_tail(flow, 0, nh, XLB_AF_INET6);
 	return -XLB_STAT_PASS_NOT_VIP;
 }
 

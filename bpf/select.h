@@ -37,6 +37,38 @@ XLB_INLINE bool xlb_vip_maybe(const struct xlb_flow *flow)
 							 flow->family));
 }
 
+/*
+ * Whether a destination no VIP takes is a VIP's address all the same (on
+ * another port or protocol, an ICMP echo): not the balancer's own, so the
+ * kernel would route it back to the router that sent it here, until its
+ * TTL ran out. The filter's address bit spares most destinations the
+ * lookup (a filter never written tells nothing: the map is asked).
+ */
+XLB_INLINE bool xlb_vip_addr(const struct xlb_flow *flow)
+{
+	struct xlb_vip_key key = { .family = flow->family };
+	const struct xlb_vip_filter *f;
+	__u32 zero = 0;
+
+	f = bpf_map_lookup_elem(&xlb_vip_filter, &zero);
+	if (f && f->ready &&
+	    !xlb_vip_filter_has(f, xlb_vip_filter_bit(flow->dst, 0, 0,
+						       flow->family)))
+		return false;
+	__builtin_memcpy(key.addr, flow->dst, sizeof(key.addr));
+	return bpf_map_lookup_elem(&xlb_vip_addrs, &key);
+}
+
+/* The outcome of a packet that is no VIP's (err: the pass reason): to the
+ * kernel, unless it is addressed to a VIP address. */
+XLB_INLINE int xlb_not_vip(const struct xlb_flow *flow, int err)
+{
+	if ((err == -XLB_STAT_PASS_NOT_VIP || err == -XLB_STAT_PASS_ICMP_ECHO) &&
+	    xlb_vip_addr(flow))
+		return -XLB_STAT_DROP_VIP_PORT;
+	return err;
+}
+
 XLB_INLINE const struct xlb_vip *xlb_vip_lookup(const struct xlb_flow *flow)
 {
 	struct xlb_vip_key key = {

@@ -41,7 +41,6 @@ XLB_INLINE int xlb_reason_verdict(__u32 reason)
 	case XLB_STAT_PASS_NOT_IP:
 	case XLB_STAT_PASS_NOT_VIP:
 	case XLB_STAT_PASS_ICMP_ECHO:
-	case XLB_STAT_PASS_NEIGH_UNRESOLVED:
 		return XDP_PASS;
 	}
 	return XDP_DROP;

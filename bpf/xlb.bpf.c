@@ -4,9 +4,10 @@
  * flow's goes to the backend its connection-table entry names, any other
  * packet for a VIP to the backend at its flow's hash mod M in the VIP's
  * table; either is encapsulated and sent towards that backend. Anything
- * else goes to the kernel untouched. Each stage returns 0 or a negative
- * reason (enum xlb_stat) and xlb_account() counts exactly one outcome per
- * packet.
+ * else goes to the kernel untouched, but what is addressed to a VIP
+ * address, which the kernel would only route back, is dropped. Each stage
+ * returns 0 or a negative reason (enum xlb_stat) and xlb_account() counts
+ * exactly one outcome per packet.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -40,10 +41,10 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	int err;
 
 	err = xlb_parse(ctx, &pkt);
+	if (!err && !xlb_vip_maybe(&pkt.flow))
+		err = -XLB_STAT_PASS_NOT_VIP;
 	if (err)
-		return err;
-	if (!xlb_vip_maybe(&pkt.flow))
-		return -XLB_STAT_PASS_NOT_VIP;
+		return xlb_not_vip(&pkt.flow, err);
 	XLB_STAGE_END(XLB_STAGE_PARSE);
 
 	cfg = bpf_map_lookup_elem(&xlb_config, &zero);
@@ -63,7 +64,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 		 * for its hash, and the connection table records it. */
 		vip = xlb_vip_lookup(&pkt.flow);
 		if (!vip)
-			return -XLB_STAT_PASS_NOT_VIP;
+			return xlb_not_vip(&pkt.flow, -XLB_STAT_PASS_NOT_VIP);
 		*vip_id = vip->id;
 		if (!(cfg->flags & XLB_CFG_F_INITIALIZED))
 			return -XLB_STAT_DROP_NO_CONFIG;

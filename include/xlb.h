@@ -38,6 +38,7 @@
 #define XLB_MAP_STATS		"xlb_stats"
 #define XLB_MAP_CONNTRACK	"xlb_conntrack"
 #define XLB_MAP_VIP_FILTER	"xlb_vip_filter"
+#define XLB_MAP_VIP_ADDRS	"xlb_vip_addrs"
 
 /* iproute2's pin dir. When libxdp made /sys/fs/bpf/xdp a directory before
  * iproute2 made it a symlink to tc/, iproute2 pins in xdp/globals instead;
@@ -117,6 +118,19 @@ struct xlb_vip_filter {
 };
 XLB_STATIC_ASSERT(sizeof(struct xlb_vip_filter) == 8 + XLB_VIP_FILTER_BITS / 8,
 		  "xlb_vip_filter layout");
+
+/*
+ * The VIP addresses (xlb_vip_addrs): key an xlb_vip_key with port and
+ * proto 0, value how many VIPs the address has. Not the balancer's own
+ * addresses: a packet to one that no VIP takes is dropped (drop_vip_port),
+ * since the kernel would route it back where it came from. The VIP filter
+ * holds a bit for each as well, (address, port 0, proto 0), so that other
+ * destinations are told apart without a lookup.
+ */
+struct xlb_vip_addr {
+	__u32 vips;
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_vip_addr) == 4, "xlb_vip_addr layout");
 
 struct xlb_vip {
 	__u32 id;		/* index into xlb_tables and xlb_vip_stats */
@@ -249,7 +263,7 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_counter) == 16, "xlb_counter layout");
 	X(PASS_NOT_IP,		"pass_not_ip")				\
 	X(PASS_NOT_VIP,		"pass_not_vip")				\
 	X(PASS_ICMP_ECHO,	"pass_icmp_echo")			\
-	X(PASS_NEIGH_UNRESOLVED,"pass_neigh_unresolved")		\
+	X(DROP_NEIGH_UNRESOLVED,"drop_neigh_unresolved")		\
 	X(DROP_MALFORMED,	"drop_malformed")			\
 	X(DROP_NO_TABLE,	"drop_no_table")			\
 	X(DROP_NO_BACKEND,	"drop_no_backend")			\
@@ -258,6 +272,7 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_counter) == 16, "xlb_counter layout");
 	X(DROP_ENCAP_FAILED,	"drop_encap_failed")			\
 	X(DROP_NO_CONFIG,	"drop_no_config")			\
 	X(DROP_NO_SOURCE,	"drop_no_source")			\
+	X(DROP_VIP_PORT,	"drop_vip_port")			\
 	X(CT_HIT,		"ct_hit")				\
 	X(CT_MISS,		"ct_miss")				\
 	X(CT_INSERT,		"ct_insert")				\

@@ -2,8 +2,9 @@
 /*
  * The next hop after the kernel's routes and neighbours: changes to them
  * apply within the per-CPU FIB cache's lifetime (bpf/fib.h), a backend id
- * reused by another backend gets that backend's next hop at once, and too
- * big an encapsulated packet is dropped, on a lookup and from the cache.
+ * reused by another backend gets that backend's next hop at once, an
+ * unresolved one is dropped and asked again, and too big an encapsulated
+ * packet is dropped, on a lookup and from the cache.
  */
 #include <sched.h>
 #include <time.h>
@@ -243,6 +244,45 @@ static void mtu_checked_with_and_without_the_cache(void)
 	expect_run(&fits4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "ipv4 outer fits, cached");
 }
 
+static const char resolve_unresolved[] =
+	"neigh replace 198.51.100.3 lladdr 02:58:4c:42:00:98 dev "
+	XLB_SANDBOX_IF_IN " nud permanent\n"
+	"neigh replace 2001:db8:100::3 lladdr 02:58:4c:42:00:98 dev "
+	XLB_SANDBOX_IF_IN " nud permanent\n";
+static const char unresolve_unresolved[] =
+	"neigh del 198.51.100.3 dev " XLB_SANDBOX_IF_IN "\n"
+	"neigh del 2001:db8:100::3 dev " XLB_SANDBOX_IF_IN "\n";
+
+/*
+ * A next hop without a neighbour entry: the packet is dropped and counted
+ * (the kernel, which does not hold the VIP, would route it back to the
+ * router), and nothing of the failure is cached: the packet after the
+ * entry appears is forwarded, within the cache's lifetime.
+ */
+static void an_unresolved_next_hop_is_dropped_and_asked_again(void)
+{
+	static const __u8 mac[6] = { 0x02, 0x58, 0x4c, 0x42, 0x00, 0x98 };
+	struct pkt_desc to4 = { V4(CLIENT4, "192.0.2.21", TCP, 40300, 80) };
+	struct pkt_desc to6 = { V6(CLIENT6, "2001:db8:f::21", TCP, 40301, 80) };
+	__u8 out[PKT_MAX];
+	__u32 out_len;
+
+	if (!fixture() || !pin_to_this_cpu())
+		return;
+	ASSERT_OK(dp_fib_cache_clear(&fx), "clear the FIB cache");
+	expect_run(&to4, XDP_DROP, XLB_STAT_DROP_NEIGH_UNRESOLVED, out, &out_len, "ipv4 unresolved");
+	expect_run(&to6, XDP_DROP, XLB_STAT_DROP_NEIGH_UNRESOLVED, out, &out_len, "ipv6 unresolved");
+	if (!ASSERT_OK(xlb_sandbox_ip(resolve_unresolved), "the neighbours appear"))
+		return;
+	expect_run(&to4, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "ipv4 resolved at once");
+	ASSERT_MEM_EQ(out, mac, 6, "ipv4 to the new neighbour");
+	expect_run(&to6, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "ipv6 resolved at once");
+	ASSERT_MEM_EQ(out, mac, 6, "ipv6 to the new neighbour");
+	ASSERT_OK(xlb_sandbox_ip(unresolve_unresolved), "restore");
+	ASSERT_OK(dp_fib_cache_clear(&fx), "clear the FIB cache");
+}
+
 TEST_MAIN(TEST(route_and_neighbour_changes_apply_within_a_second),
+	  TEST(an_unresolved_next_hop_is_dropped_and_asked_again),
 	  TEST(a_reused_backend_id_gets_its_own_next_hop),
 	  TEST(mtu_checked_with_and_without_the_cache))

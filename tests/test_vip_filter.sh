@@ -3,9 +3,13 @@
 #
 # The VIP filter (include/vip_filter.h) lets a packet of no VIP leave the
 # datapath before any lookup. xlb keeps it the image of the VIPs: a bit
-# per VIP, set when a VIP is added, cleared when it is deleted, whatever
-# the command (vip, apply), and rebuilt by the next command when it is
-# stale. The datapath honours it: a VIP whose bit is clear is no VIP.
+# per VIP and one per VIP address, set when a VIP is added, cleared when
+# it is deleted, whatever the command (vip, apply), and rebuilt by the
+# next command when it is stale; xlb_vip_addrs, the VIP addresses with
+# their number of VIPs, likewise. The datapath honours both: a VIP whose
+# bit is clear is no VIP, and a packet to a VIP address that no VIP takes
+# (another port or protocol, a ping) is dropped, drop_vip_port, where the
+# kernel would route it back to the router.
 set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/loader_lib.sh"
@@ -27,16 +31,28 @@ bits_set() {
 	echo "$n"
 }
 
+# The VIP addresses, one line each: address bytes, family, VIPs.
+addrs() {
+	bpftool -j map dump pinned "$PIN/xlb_vip_addrs" |
+		jq -r '.[] | "\(.key[0:16] | map(ltrimstr("0x")) | join("")) \(.key[19] | ltrimstr("0x")) \(.value[0] | ltrimstr("0x"))"' |
+		sed 's/000000000000000000000000 / /' | sort | tr '\n' ';'
+}
+
 tl_check attach_writes_a_ready_filter test "$(ready)" == 0100000000000000 -a "$(bits_set)" -eq 0
 x vip add 192.0.2.10:80/tcp
 x vip add 192.0.2.10:0/udp
 x vip add '[2001:db8::10]:443/tcp'
-tl_check a_bit_per_vip test "$(bits_set)" -eq 3
+tl_check a_bit_per_vip_and_vip_address test "$(bits_set)" -eq 5
+tl_check vip_addresses_counted test "$(addrs)" == \
+	"20010db8000000000000000000000010 06 01;c000020a 04 02;"
 x vip del 192.0.2.10:0/udp
-tl_check vip_del_clears_its_bit test "$(bits_set)" -eq 2
+tl_check vip_del_clears_its_bit test "$(bits_set)" -eq 4
+tl_check vip_del_counts_its_address_down test "$(addrs)" == \
+	"20010db8000000000000000000000010 06 01;c000020a 04 01;"
 echo '{"vips":[{"vip":"192.0.2.20:53/udp"},{"vip":"192.0.2.21:53/udp"}]}' > "$TMP/two.json"
 x apply "$TMP/two.json"
-tl_check apply_leaves_the_bits_of_its_vips test "$(bits_set)" -eq 2
+tl_check apply_leaves_the_bits_of_its_vips test "$(bits_set)" -eq 4
+tl_check apply_leaves_the_addresses_of_its_vips test "$(addrs)" == "c0000214 04 01;c0000215 04 01;"
 
 # A stale filter (what an older xlb or a fresh `ip link` load leaves):
 # ready, and empty. The datapath takes the VIP's packets for no VIP's...
@@ -44,8 +60,6 @@ printf '01 00 00 00 00 00 00 00 %s' "$(printf '00 %.0s' $(seq 8192))" > "$TMP/st
 bpftool map update pinned "$PIN/xlb_vip_filter" key 0 0 0 0 value hex $(cat "$TMP/stale.hex")
 ip -n "$PEER" addr add 198.51.100.2/24 dev v1
 ip -n "$NS" addr add 198.51.100.1/24 dev v0
-ip -n "$PEER" neigh add 198.51.100.1 lladdr "$(ip -n "$NS" -j link show v0 | jq -r '.[0].address')" \
-	dev v1 nud permanent
 ip -n "$PEER" route add 192.0.2.0/24 via 198.51.100.1
 not_vip() { x -j stats | jq '.counters.pass_not_vip.packets'; }
 no_backend() { x -j stats | jq '.counters.drop_no_backend.packets'; }
@@ -55,10 +69,29 @@ sleep 0.2
 tl_check datapath_honours_the_filter test "$(not_vip)" -eq $((before + 1))
 # ...until the next command of any kind rebuilds it.
 x config set udp-timeout 30
-tl_check next_command_rebuilds_a_stale_filter test "$(bits_set)" -eq 2
+tl_check next_command_rebuilds_a_stale_filter test "$(bits_set)" -eq 4
 before=$(no_backend)
 tl_in "$PEER" bash -c 'echo probe >/dev/udp/192.0.2.20/53'
 sleep 0.2
 tl_check rebuilt_filter_lets_the_vip_through test "$(no_backend)" -eq $((before + 1))
+
+# A VIP address on a port, a protocol no VIP has, and a ping: dropped.
+vip_port() { x -j stats | jq '.counters.drop_vip_port.packets'; }
+before=$(vip_port) before_pass=$(not_vip)
+tl_in "$PEER" bash -c 'echo probe >/dev/udp/192.0.2.20/54'
+tl_in "$PEER" timeout 1 bash -c 'echo probe >/dev/tcp/192.0.2.21/53' 2>/dev/null
+tl_in "$PEER" ping -c 1 -W 1 192.0.2.20 >/dev/null
+tl_check vip_address_unconfigured_port_and_ping_dropped test "$(vip_port)" -ge $((before + 3))
+tl_in "$PEER" bash -c 'echo probe >/dev/udp/192.0.2.22/53'
+sleep 0.2
+tl_check other_address_still_passed test "$(not_vip)" -eq $((before_pass + 1))
+
+# A stale address (a kill between two writes, or written by hand) is
+# removed by the next command; until then it only drops, never passes
+# a VIP's packet.
+bpftool map update pinned "$PIN/xlb_vip_addrs" \
+	key 192 0 2 99 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 4 value 1 0 0 0
+x config set udp-timeout 31
+tl_check next_command_drops_a_stale_address test "$(addrs)" == "c0000214 04 01;c0000215 04 01;"
 
 exit $TL_FAILED

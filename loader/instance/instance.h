@@ -43,6 +43,7 @@ struct xlb_instance {
 	int stats_fd;
 	int conntrack_fd;
 	int vip_filter_fd;	/* -1: a program of an older xlb, without one */
+	int vip_addrs_fd;	/* -1: likewise */
 	int hc_config_fd;	/* -1: likewise (hc_store.h) */
 	int hc_state_fd;
 };

@@ -58,23 +58,98 @@ static int map_delete(int fd, const void *key)
 	return made.rehearsal ? 0 : xlb_map_delete(fd, key);
 }
 
+/* The key of a VIP's address in xlb_vip_addrs. */
+static struct xlb_vip_key addr_key(const struct xlb_vip_key *vip)
+{
+	struct xlb_vip_key k = { .family = vip->family };
+
+	memcpy(k.addr, vip->addr, sizeof(k.addr));
+	return k;
+}
+
+/*
+ * Make xlb_vip_addrs hold the addresses of st's VIPs but skip (a VIP about
+ * to be deleted; NULL: none), each with its number of VIPs, writing only
+ * what differs. An address is added after its first VIP's key is
+ * inserted and deleted before its last VIP's key is: a packet to a VIP
+ * port is never dropped as drop_vip_port while its VIP is being added or
+ * deleted (it is forwarded, or passed, as before or after the change).
+ */
+static int addrs_sync(struct xlb_instance *inst, const struct xlb_state *st,
+		      const struct xlb_vip_key *skip)
+{
+	static struct xlb_vip_key want[XLB_MAX_VIPS], stale[XLB_MAX_VIPS];
+	static struct xlb_vip_addr count[XLB_MAX_VIPS];
+	struct xlb_vip_key k, next, *prev = NULL;
+	struct xlb_vip_addr have;
+	__u32 i, j, n = 0, n_stale = 0;
+	int err = 0;
+
+	if (inst->vip_addrs_fd < 0)
+		return 0;
+	for (i = 0; i < st->n_vips; i++) {
+		if (skip && !memcmp(&st->vips[i].key, skip, sizeof(*skip)))
+			continue;
+		k = addr_key(&st->vips[i].key);
+		for (j = 0; j < n && memcmp(&want[j], &k, sizeof(k)); j++)
+			;
+		if (j == n) {
+			want[n] = k;
+			count[n++].vips = 0;
+		}
+		count[j].vips++;
+	}
+	for (i = 0; i < n && !err; i++) {
+		if (!bpf_map_lookup_elem(inst->vip_addrs_fd, &want[i], &have) &&
+		    have.vips == count[i].vips)
+			continue;
+		err = map_update(inst->vip_addrs_fd, &want[i], &count[i], 0);
+	}
+	while (!err && n_stale < XLB_MAX_VIPS &&
+	       !bpf_map_get_next_key(inst->vip_addrs_fd, prev, &next)) {
+		for (j = 0; j < n && memcmp(&want[j], &next, sizeof(next)); j++)
+			;
+		if (j == n)
+			stale[n_stale++] = next;
+		k = next;
+		prev = &k;
+	}
+	for (i = 0; i < n_stale && !err; i++) {
+		err = map_delete(inst->vip_addrs_fd, &stale[i]);
+		if (err == -ENOENT)
+			err = 0;
+	}
+	if (err)
+		p_err("cannot write %s/%s: %s", inst->dir, XLB_MAP_VIP_ADDRS,
+		      strerror(-err));
+	return err;
+}
+
 /*
  * Make the VIP filter (bpf/maps.h) that of st's VIPs and of extra (a VIP
  * about to be inserted; NULL: none), when the kernel's differs: a VIP's
  * bit is set before its key is inserted and cleared after its key is
- * deleted, so the datapath never filters out a packet of a live VIP. The
- * program of an older xlb has no filter: nothing to do.
+ * deleted, so the datapath never filters out a packet of a live VIP. Each
+ * VIP address has a bit too (port and protocol 0), and xlb_vip_addrs
+ * follows. The program of an older xlb has no filter: nothing to do.
  */
 static int filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		       const struct xlb_vip_key *extra)
 {
 	struct xlb_vip_filter *want = NULL, *have = NULL;
 	const struct xlb_vip_key *key;
+	struct xlb_vip_key addr;
 	__u32 zero = 0, i, bit;
 	int err = 0;
 
 	if (inst->vip_filter_fd < 0)
 		return 0;
+	/* A VIP about to be inserted gets its address after its key. */
+	if (!extra) {
+		err = addrs_sync(inst, st, NULL);
+		if (err)
+			return err;
+	}
 	want = calloc(1, sizeof(*want));
 	have = calloc(1, sizeof(*have));
 	if (!want || !have) {
@@ -89,6 +164,11 @@ static int filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
 			continue;
 		bit = xlb_vip_filter_bit(key->addr, key->port, key->proto,
 					 key->family);
+		want->bits[bit / 64] |= 1ULL << (bit % 64);
+		if (inst->vip_addrs_fd < 0)
+			continue;
+		addr = addr_key(key);
+		bit = xlb_vip_filter_bit(addr.addr, 0, 0, addr.family);
 		want->bits[bit / 64] |= 1ULL << (bit % 64);
 	}
 	if (!bpf_map_lookup_elem(inst->vip_filter_fd, &zero, have) &&
@@ -789,7 +869,7 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 		      write_vip(inst, &nv, BPF_NOEXIST);
 		if (!err)
 			err = xlb_state_vip_insert(st, &nv);
-		return err;
+		return err ?: addrs_sync(inst, st, NULL);
 	}
 	old_id = old->vip.id;
 	err = write_vip(inst, &nv, BPF_EXIST);
@@ -978,6 +1058,9 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 		return err;
 	id = v->vip.id;
 	corrupt = v->corrupt[0];
+	err = addrs_sync(inst, st, key);
+	if (err)
+		return err;
 	err = map_delete(inst->vips_fd, key);
 	if (err) {
 		p_err("cannot delete VIP %s from %s/%s: %s", name, inst->dir,

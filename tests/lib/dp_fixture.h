@@ -203,6 +203,23 @@ static inline int dp_reuse_backend(struct dp_fixture *fx, __u32 id,
 	return bpf_map_update_elem(fx->maps.backends, &id, &be, BPF_ANY) ? -errno : 0;
 }
 
+/* One VIP more at key's address in xlb_vip_addrs, as the loader counts. */
+static inline int dp_add_vip_addr(struct dp_fixture *fx,
+				  const struct xlb_vip_key *vip)
+{
+	struct xlb_vip_key key = { .family = vip->family };
+	struct xlb_vip_addr a = { 0 };
+	int fd;
+
+	fd = bpf_object__find_map_fd_by_name(fx->obj, XLB_MAP_VIP_ADDRS);
+	if (fd < 0)
+		return fd;
+	memcpy(key.addr, vip->addr, sizeof(key.addr));
+	bpf_map_lookup_elem(fd, &key, &a);
+	a.vips++;
+	return bpf_map_update_elem(fd, &key, &a, BPF_ANY) ? -errno : 0;
+}
+
 static inline int dp_add_vip(struct dp_fixture *fx, const struct dp_vip_def *d)
 {
 	struct xlb_vip_key key = { .port = htons(d->port), .proto = d->proto,
@@ -248,6 +265,9 @@ static inline int dp_add_vip(struct dp_fixture *fx, const struct dp_vip_def *d)
 		if (err)
 			return err;
 	}
+	err = dp_add_vip_addr(fx, &key);
+	if (err)
+		return err;
 	return bpf_map_update_elem(fx->maps.vips, &key, &vip, BPF_ANY) ? -errno : 0;
 }
 
@@ -631,9 +651,9 @@ static const struct dp_case cases[] = {
 		  .frag_id = 0x4243, .payload_len = 20, .n_ext = 1,
 		  .ext = { { IPPROTO_DSTOPTS, 0 } } },
 	  FORWARD(VIP_FRAG6, 6, CLIENT6, VIP6, 0, 0, UDP) },
-	{ "ipv4 tcp fragment without a port-0 vip is not a vip's",
+	{ "ipv4 tcp fragment without a port-0 vip: a vip address, dropped",
 	  .in = { V4(CLIENT4, VIP4, TCP, 40011, 80), .frag = true, .mf = true, .payload_len = 16 },
-	  PASSED(PASS_NOT_VIP) },
+	  DROPPED(DROP_VIP_PORT) },
 
 	/* ICMP errors about a VIP's reply go to the flow's backend. */
 	{ "icmp fragmentation needed quoting a vip reply",
@@ -655,26 +675,38 @@ static const struct dp_case cases[] = {
 	  .quoted = { V6(VIP6, CLIENT6, UDP, 53, 5353), .payload_len = 10, .n_ext = 1,
 		      .ext = { { IPPROTO_ROUTING, 0 } } },
 	  FORWARD(VIP_UDP6, 6, CLIENT6, VIP6, 5353, 53, UDP) },
-	{ "icmp error quoting a non-vip flow",
+	{ "icmp error quoting a non-vip flow of a vip address",
 	  .in = { V4(ROUTER4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 3, .icmp_code = 1 },
 	  .quoted = { V4(VIP4, CLIENT4, TCP, 8080, 40000) }, .quote_max = 28,
+	  DROPPED(DROP_VIP_PORT) },
+	{ "icmp error quoting a flow of another address",
+	  .in = { V4(ROUTER4, "192.0.2.99", IPPROTO_ICMP, 0, 0), .icmp_type = 3, .icmp_code = 1 },
+	  .quoted = { V4("192.0.2.99", CLIENT4, TCP, 80, 40000) }, .quote_max = 28,
 	  PASSED(PASS_NOT_VIP) },
 	{ "icmp error quoting too little for ports",
 	  .in = { V4(ROUTER4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 3, .icmp_code = 4 },
 	  .quoted = { V4(VIP4, CLIENT4, TCP, 80, 40000) }, .quote_max = 22,
 	  DROPPED(DROP_MALFORMED) },
-	{ "icmp error quoting an icmp packet",
+	{ "icmp error to a vip address quoting an icmp packet",
 	  .in = { V4(ROUTER4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 11 },
 	  .quoted = { V4(VIP4, CLIENT4, IPPROTO_ICMP, 0, 0), .icmp_type = 0 },
-	  PASSED(PASS_NOT_VIP) },
-	{ "icmp echo request to a vip goes to the kernel",
+	  DROPPED(DROP_VIP_PORT) },
+	/* The balancer does not hold the VIP: the kernel would route a ping
+	 * of it back to the router. */
+	{ "icmp echo request to a vip address: dropped",
 	  .in = { V4(CLIENT4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 8, .payload_len = 56 },
-	  PASSED(PASS_ICMP_ECHO) },
-	{ "icmpv6 echo request to a vip goes to the kernel",
+	  DROPPED(DROP_VIP_PORT) },
+	{ "icmpv6 echo request to a vip address: dropped",
 	  .in = { V6(CLIENT6, VIP6, IPPROTO_ICMPV6, 0, 0), .icmp_type = 128, .payload_len = 56 },
+	  DROPPED(DROP_VIP_PORT) },
+	{ "icmp echo request to another address goes to the kernel",
+	  .in = { V4(CLIENT4, "192.0.2.99", IPPROTO_ICMP, 0, 0), .icmp_type = 8, .payload_len = 56 },
+	  PASSED(PASS_ICMP_ECHO) },
+	{ "icmpv6 echo request to another address goes to the kernel",
+	  .in = { V6(CLIENT6, "2001:db8:f::99", IPPROTO_ICMPV6, 0, 0), .icmp_type = 128, .payload_len = 56 },
 	  PASSED(PASS_ICMP_ECHO) },
 	{ "icmpv6 neighbour solicitation",
-	  .in = { V6(CLIENT6, VIP6, IPPROTO_ICMPV6, 0, 0), .icmp_type = 135, .payload_len = 16 },
+	  .in = { V6(CLIENT6, "2001:db8:f::99", IPPROTO_ICMPV6, 0, 0), .icmp_type = 135, .payload_len = 16 },
 	  PASSED(PASS_NOT_VIP) },
 
 	/* Next hop. */
@@ -686,10 +718,11 @@ static const struct dp_case cases[] = {
 	  .in = { V6(CLIENT6, "2001:db8:f::20", TCP, 40013, 80) },
 	  .verdict = XDP_REDIRECT, .reason = XLB_STAT_FORWARD, .vip = VIP_REDIR6,
 	  .flow = { 6, CLIENT6, "2001:db8:f::20", 40013, 80, TCP } },
-	{ "backend behind an unresolved neighbour: to the kernel",
-	  .in = { V4(CLIENT4, "192.0.2.21", TCP, 40014, 80) }, PASSED(PASS_NEIGH_UNRESOLVED) },
-	{ "ipv6 backend behind an unresolved neighbour: to the kernel",
-	  .in = { V6(CLIENT6, "2001:db8:f::21", TCP, 40015, 80) }, PASSED(PASS_NEIGH_UNRESOLVED) },
+	/* Not passed: the kernel would route it back to the router. */
+	{ "backend behind an unresolved neighbour: dropped",
+	  .in = { V4(CLIENT4, "192.0.2.21", TCP, 40014, 80) }, DROPPED(DROP_NEIGH_UNRESOLVED) },
+	{ "ipv6 backend behind an unresolved neighbour: dropped",
+	  .in = { V6(CLIENT6, "2001:db8:f::21", TCP, 40015, 80) }, DROPPED(DROP_NEIGH_UNRESOLVED) },
 	{ "backend behind an unreachable route",
 	  .in = { V4(CLIENT4, "192.0.2.22", TCP, 40016, 80) }, DROPPED(DROP_FIB_FAILED) },
 	{ "ipv6 backend behind an unreachable route",
@@ -718,22 +751,37 @@ static const struct dp_case cases[] = {
 	{ "vip whose table names no backend",
 	  .in = { V4(CLIENT4, "192.0.2.31", TCP, 40023, 80) }, DROPPED(DROP_NO_BACKEND) },
 
-	/* Not for a VIP: to the kernel, untouched. */
-	{ "ipv4 tcp to a vip address on another port",
-	  .in = { V4(CLIENT4, VIP4, TCP, 40024, 8080) }, PASSED(PASS_NOT_VIP) },
+	/* Not for a VIP: to the kernel, untouched... */
 	{ "ipv4 udp to another address",
 	  .in = { V4(CLIENT4, "192.0.2.99", UDP, 40025, 53) }, PASSED(PASS_NOT_VIP) },
-	{ "ipv6 tcp to a vip address on another port",
-	  .in = { V6(CLIENT6, VIP6, TCP, 40026, 80) }, PASSED(PASS_NOT_VIP) },
-	{ "ipv4 gre to a vip address",
-	  .in = { V4(CLIENT4, VIP4, 47, 0, 0), .payload_len = 24 }, PASSED(PASS_NOT_VIP) },
-	{ "ipv6 no-next-header to a vip address",
-	  .in = { V6(CLIENT6, VIP6, 59, 0, 0) }, PASSED(PASS_NOT_VIP) },
-	{ "ipv6 five extension headers: left to the kernel",
-	  .in = { V6(CLIENT6, VIP6, TCP, 40027, 443), .n_ext = 5,
+	{ "ipv6 tcp to another address",
+	  .in = { V6(CLIENT6, "2001:db8:f::99", TCP, 40026, 443) }, PASSED(PASS_NOT_VIP) },
+	{ "ipv4 gre to another address",
+	  .in = { V4(CLIENT4, "192.0.2.99", 47, 0, 0), .payload_len = 24 }, PASSED(PASS_NOT_VIP) },
+	{ "ipv6 five extension headers to another address: left to the kernel",
+	  .in = { V6(CLIENT6, "2001:db8:f::99", TCP, 40027, 443), .n_ext = 5,
 		  .ext = { { IPPROTO_HOPOPTS, 0 }, { IPPROTO_DSTOPTS, 0 }, { IPPROTO_ROUTING, 0 },
 			   { IPPROTO_DSTOPTS, 0 }, { IPPROTO_DSTOPTS, 0 } } },
 	  PASSED(PASS_NOT_VIP) },
+	/* ...but for a VIP address, which the balancer does not hold: the
+	 * kernel would route it back to the router, until its TTL ran out. */
+	{ "ipv4 tcp to a vip address on another port",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40024, 8080) }, DROPPED(DROP_VIP_PORT) },
+	{ "ipv4 tcp to a vip address on a udp vip's port",
+	  .in = { V4(CLIENT4, VIP4, TCP, 40024, 53) }, DROPPED(DROP_VIP_PORT) },
+	{ "ipv6 tcp to a vip address on another port",
+	  .in = { V6(CLIENT6, VIP6, TCP, 40026, 80) }, DROPPED(DROP_VIP_PORT) },
+	{ "ipv6 udp to another vip address on another port",
+	  .in = { V6(CLIENT6, "2001:db8:f::20", UDP, 40026, 80) }, DROPPED(DROP_VIP_PORT) },
+	{ "ipv4 gre to a vip address",
+	  .in = { V4(CLIENT4, VIP4, 47, 0, 0), .payload_len = 24 }, DROPPED(DROP_VIP_PORT) },
+	{ "ipv6 no-next-header to a vip address",
+	  .in = { V6(CLIENT6, VIP6, 59, 0, 0) }, DROPPED(DROP_VIP_PORT) },
+	{ "ipv6 five extension headers to a vip",
+	  .in = { V6(CLIENT6, VIP6, TCP, 40027, 443), .n_ext = 5,
+		  .ext = { { IPPROTO_HOPOPTS, 0 }, { IPPROTO_DSTOPTS, 0 }, { IPPROTO_ROUTING, 0 },
+			   { IPPROTO_DSTOPTS, 0 }, { IPPROTO_DSTOPTS, 0 } } },
+	  DROPPED(DROP_VIP_PORT) },
 	{ "three vlan tags",
 	  .in = { V4(CLIENT4, VIP4, TCP, 40028, 80), .vlans = 2,
 		  .vlan_tpid = { PKT_ETH_P_8021Q, PKT_ETH_P_8021Q } },
