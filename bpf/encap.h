@@ -25,10 +25,40 @@
 #include "stats.h"
 
 /*
- * Replace the L2 header (and VLAN tags) by Ethernet + outer IP header. The
- * next hop holds the Ethernet header as two words; the second one's last
- * two bytes land where the IP header goes, which is written after it.
+ * Replace the L2 header (and VLAN tags) by Ethernet + outer IP header (and
+ * UDP + GUE for a GUE backend). The next hop holds the Ethernet header as
+ * two words; the second one's last two bytes land where the IP header
+ * goes, which is written after it.
  */
+/* The outer IP, UDP and GUE headers, after the Ethernet header at data. */
+XLB_INLINE int xlb_encap_gue(void *data, void *end, const struct xlb_pkt *pkt,
+			     const struct xlb_backend *be,
+			     const struct xlb_config *cfg, __u64 hash)
+{
+	__u32 payload = pkt->l3_len + XLB_GUE_OVERHEAD;
+	struct udphdr *udp;
+
+	if (be->family == XLB_AF_INET) {
+		struct iphdr *iph = data + sizeof(struct ethhdr);
+
+		udp = (struct udphdr *)(iph + 1);
+		if ((void *)udp + XLB_GUE_OVERHEAD > end)
+			return -XLB_STAT_DROP_ENCAP_FAILED;
+		xlb_write_ipv4_proto(iph, payload, pkt->tos, IPPROTO_UDP, be,
+				     cfg);
+	} else {
+		struct ipv6hdr *ip6h = data + sizeof(struct ethhdr);
+
+		udp = (struct udphdr *)(ip6h + 1);
+		if ((void *)udp + XLB_GUE_OVERHEAD > end)
+			return -XLB_STAT_DROP_ENCAP_FAILED;
+		xlb_write_ipv6_proto(ip6h, payload, pkt->tos, IPPROTO_UDP, be,
+				     cfg, hash);
+	}
+	xlb_write_gue(udp, pkt->l3_len, pkt->flow.family, cfg, NULL, hash);
+	return 0;
+}
+
 XLB_INLINE int xlb_encap(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 			 const struct xlb_backend *be,
 			 const struct xlb_config *cfg,
@@ -54,6 +84,8 @@ XLB_INLINE int xlb_encap(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 		return -XLB_STAT_DROP_ENCAP_FAILED;
 	eth[0] = nh->eth[0];
 	eth[1] = nh->eth[1];
+	if (be->flags & XLB_BE_F_GUE)
+		return xlb_encap_gue(data, end, pkt, be, cfg, hash);
 	if (be->family == XLB_AF_INET) {
 		struct iphdr *iph = data + sizeof(struct ethhdr);
 

@@ -140,11 +140,17 @@ struct xlb_vip {
 };
 XLB_STATIC_ASSERT(sizeof(struct xlb_vip) == 16, "xlb_vip layout");
 
-/* VIP flags. The datapath ignores them. */
+/* VIP flags. DIRTY is the loader's; the datapath reads the others'
+ * copies in the VIP's backend records (XLB_BE_F_GUE), since a flow the
+ * connection table knows finds its backend without the VIP. */
 #define XLB_VIP_F_DIRTY		(1U << 0)	/* the loader is changing the VIP's
 						 * backends: its table may lag the
 						 * records until the next xlb
 						 * command rebuilds it */
+#define XLB_VIP_F_GUE		(1U << 1)	/* encapsulate in GUE (include/gue.h),
+						 * not IPIP / IPv6-in-IP */
+/* The VIP flags a command or a file sets: its way of forwarding. */
+#define XLB_VIP_F_MODE		XLB_VIP_F_GUE
 
 /* Backend flags. */
 #define XLB_BE_F_IN_USE		(1U << 0)	/* slot allocated; flows may be sent here */
@@ -158,6 +164,8 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_vip) == 16, "xlb_vip layout");
 #define XLB_BE_F_EVICT		(1U << 3)	/* down, and its VIP's on_down is
 						 * reset: the datapath takes tracked
 						 * flows of it for new ones */
+#define XLB_BE_F_GUE		(1U << 4)	/* its VIP's XLB_VIP_F_GUE, kept in
+						 * step by the loader */
 
 /* Backend id 0 is never allocated: a table slot holding it (as every slot
  * of a freshly created table does) names no backend. */
@@ -199,8 +207,11 @@ struct xlb_config {
 	__u32 ct_seed;		/* keys the connection table's set hash: random,
 				 * set once by the loader and kept, unlike the
 				 * flow hash seed, so entries outlive a reseed */
+	__be16 gue_port;	/* GUE's UDP destination port; 0: the default
+				 * (XLB_GUE_DEFAULT_PORT, include/gue.h) */
+	__u8 pad[6];		/* zero */
 };
-XLB_STATIC_ASSERT(sizeof(struct xlb_config) == 64, "xlb_config layout");
+XLB_STATIC_ASSERT(sizeof(struct xlb_config) == 72, "xlb_config layout");
 
 /* Connection-table defaults, used where the setting is 0. */
 #define XLB_CT_DEFAULT_SIZE		262144	/* entries of xlb_conntrack */

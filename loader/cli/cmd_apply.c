@@ -11,6 +11,7 @@
  *     "config": { "seed": "HEX", "src4": "ADDR", "src6": "ADDR",
  *                 "udp_timeout": S, ... every setting of `xlb config` },
  *     "vips": [ { "vip": "ADDR:PORT/PROTO", "table_size": M,
+ *                 "encap": "ipip" | "gue",
  *                 "health": { "kind": "http", "interval_ms": MS, ... },
  *                 "backends": [ { "addr": "ADDR", "weight": W,
  *                                 "health": { ... } } ] } ]
@@ -18,6 +19,7 @@
  *
  * Settings absent from "config" keep their value; "vips" lists every VIP
  * (those not listed are deleted), and when absent VIPs are left alone.
+ * A VIP's "encap" absent is ipip, the default.
  * A VIP's or backend's "health" is all its health settings (absent: none
  * set); a backend's health as found by the checker (DOWN, EVICT) is
  * runtime state, neither in the file nor changed by it.
@@ -40,6 +42,7 @@
 #include "hc_store.h"
 #include "settings.h"
 #include "update.h"
+#include "vip_mode.h"
 
 #define APPLY_USAGE "xlb apply FILE|-"
 #define APPLY_MAX_BYTES (64 << 20)
@@ -47,6 +50,7 @@
 struct file_vip {
 	struct xlb_vip_key key;
 	__u32 m;
+	__u32 mode;		/* XLB_VIP_F_MODE flags */
 	struct xlb_want *want;
 	size_t n;
 	struct xlb_hc_config hc;	/* the VIP's health settings */
@@ -333,6 +337,13 @@ static int check_vip(struct desired *d, struct json_object *o,
 			fv->m = json_object_get_int64(val);
 			if (xlb_table_size_check(fv->m, &why))
 				return bad(d, at, "%s", why);
+		} else if (!strcmp(key, "encap")) {
+			err = get_string(d, val, at, &text);
+			if (err)
+				return err;
+			if (xlb_encap_parse(text, &fv->mode, &why))
+				return bad(d, at, "bad encapsulation '%s': %s",
+					   text, why);
 		} else if (!strcmp(key, "backends")) {
 			if (!json_object_is_type(val, json_type_array))
 				return bad(d, at, "must be an array");
@@ -524,8 +535,9 @@ static int converge(struct xlb_instance *inst, struct xlb_state *st,
 			return err;
 	}
 	for (i = 0; i < d->n_vips; i++) {
-		err = xlb_vip_converge(inst, st, &d->vips[i].key, d->vips[i].m,
-				       d->vips[i].want, d->vips[i].n) ?:
+		err = xlb_vip_converge_mode(inst, st, &d->vips[i].key,
+					    d->vips[i].m, d->vips[i].mode,
+					    d->vips[i].want, d->vips[i].n) ?:
 		      converge_health(inst, st, &d->vips[i]);
 		if (err)
 			return err;
@@ -553,6 +565,7 @@ static int apply_help(void)
 	       "              \"udp_timeout\": S, ...: the settings of `xlb config`,\n"
 	       "              with _ for -},\n"
 	       "   \"vips\": [{\"vip\": \"ADDR:PORT/PROTO\", \"table_size\": M,\n"
+	       "             \"encap\": \"ipip\" | \"gue\",\n"
 	       "             \"health\": {\"kind\": \"tcp\", \"interval_ms\": MS, ...},\n"
 	       "             \"backends\": [{\"addr\": ADDR, \"weight\": W,\n"
 	       "                           \"health\": {...}}]}]}\n"

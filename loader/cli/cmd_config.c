@@ -29,6 +29,8 @@ static int config_help(void)
 	       "  ct-rate-limit N     connection table: new entries per second per CPU\n"
 	       "  conntrack-size N    connection table entries, applied by the next\n"
 	       "                      `xlb attach` (1024 to 67108864)\n"
+	       "  gue-port P          UDP port of GUE (VIPs with --encap gue); the\n"
+	       "                      backends' decap.bpf.o must use the same\n"
 	       "                      (0 for any of these: the default, see xlb(8))\n");
 	return 0;
 }

@@ -10,9 +10,10 @@
 #include "hc_opts.h"
 #include "opts.h"
 #include "update.h"
+#include "vip_mode.h"
 
-#define VIP_ADD_USAGE "xlb vip add VIP [--table-size M] " XLB_HC_OPTS_USAGE
-#define VIP_SET_USAGE "xlb vip set VIP HEALTH..."
+#define VIP_ADD_USAGE "xlb vip add VIP [--table-size M] [--encap ENCAP] " XLB_HC_OPTS_USAGE
+#define VIP_SET_USAGE "xlb vip set VIP [--encap ENCAP] HEALTH..."
 #define VIP_DEL_USAGE "xlb vip del VIP"
 
 static int vip_help(void)
@@ -25,9 +26,12 @@ static int vip_help(void)
 	       "       port 0 receives the fragments sent to ADDR with PROTO\n"
 	       "M   := the Maglev table size, a prime in %d..%d (default %d);\n"
 	       "       a VIP holds at most M backends\n"
+	       "ENCAP := ipip (the default: IPIP, or IPv6-in-IP to IPv6 backends) or\n"
+	       "       gue (IP in UDP to the gue-port setting, with the second-chance\n"
+	       "       field; backends decapsulate with decap.bpf.o or fou)\n"
 	       "%s"
 	       "A new VIP has no backends: add them with `xlb backend add`.\n"
-	       "`xlb vip set` changes the health settings it is given, the others stay.\n"
+	       "`xlb vip set` changes what it is given, the rest stays.\n"
 	       "Deleting a VIP deletes its backends and its table.\n",
 	       XLB_MIN_TABLE_SIZE, XLB_MAX_TABLE_SIZE, XLB_DEFAULT_TABLE_SIZE,
 	       xlb_hc_opts_help);
@@ -70,6 +74,25 @@ static int vip_health_check(const struct xlb_instance *inst,
 	return 0;
 }
 
+/* --encap into a struct vip_mode_opt. */
+struct vip_mode_opt {
+	__u32 flags;		/* XLB_VIP_F_MODE bits */
+	bool given;
+};
+
+static int opt_encap(const char *opt, const char *value, void *dest)
+{
+	struct vip_mode_opt *m = dest;
+	const char *why;
+
+	if (xlb_encap_parse(value, &m->flags, &why)) {
+		p_err("%s '%s': %s", opt, value, why);
+		return -EINVAL;
+	}
+	m->given = true;
+	return 0;
+}
+
 static int vip_add(int argc, char **argv)
 {
 	__u32 m = XLB_DEFAULT_TABLE_SIZE;
@@ -78,13 +101,15 @@ static int vip_add(int argc, char **argv)
 	struct xlb_vip_key key;
 	struct xlb_instance inst;
 	struct xlb_state *st;
+	struct vip_mode_opt mode = {};
 	struct xlb_hc_opts h;
-	struct xlb_opt opts[XLB_HC_SETTINGS + 2] = {
+	struct xlb_opt opts[XLB_HC_SETTINGS + 3] = {
 		XLB_OPT_FN("--table-size", xlb_opt_table_size, &m),
+		XLB_OPT_FN("--encap", opt_encap, &mode),
 	};
 	int err;
 
-	xlb_hc_opts_table(opts + 1, &h);
+	xlb_hc_opts_table(opts + 2, &h);
 	err = xlb_cmd_args(opts, &argc, argv, vip_help, 1, VIP_ADD_USAGE);
 	if (!err)
 		err = xlb_vip_arg(argv[0], &key);
@@ -106,13 +131,27 @@ static int vip_add(int argc, char **argv)
 	err = xlb_vip_check(st, &key, m, NULL, 0, xlb_vips_free(st),
 			    xlb_backend_ids_free(st), name);
 	if (!err)
-		err = xlb_vip_converge(&inst, st, &key, m, NULL, 0);
+		err = xlb_vip_converge_mode(&inst, st, &key, m, mode.flags,
+					    NULL, 0);
 	v = err ? NULL : xlb_state_vip_find(st, &key);
 	if (v)
 		err = xlb_hc_vip_write(&inst, st, v->vip.id, &h.c);
 out:
 	xlb_update_close(&inst, st);
 	return err;
+}
+
+/* The VIP's backends as they are, in the mode asked for. */
+static int vip_set_mode(struct xlb_instance *inst, struct xlb_state *st,
+			const struct xlb_state_vip *v, __u32 mode)
+{
+	static struct xlb_want want[XLB_MAX_BACKENDS];
+	struct xlb_vip_key key = v->key;
+	size_t n;
+
+	n = xlb_vip_wants(st, v->vip.id, want);
+	return xlb_vip_converge_mode(inst, st, &key, v->vip.table_size,
+				     mode, want, n);
 }
 
 static int vip_set(int argc, char **argv)
@@ -123,17 +162,20 @@ static int vip_set(int argc, char **argv)
 	struct xlb_instance inst;
 	struct xlb_hc_config c;
 	struct xlb_state *st;
+	struct vip_mode_opt mode = {};
 	struct xlb_hc_opts h;
-	struct xlb_opt opts[XLB_HC_SETTINGS + 1] = {};
+	struct xlb_opt opts[XLB_HC_SETTINGS + 2] = {
+		XLB_OPT_FN("--encap", opt_encap, &mode),
+	};
 	int err;
 
-	xlb_hc_opts_table(opts, &h);
+	xlb_hc_opts_table(opts + 1, &h);
 	err = xlb_cmd_args(opts, &argc, argv, vip_help, 1, VIP_SET_USAGE);
 	if (!err)
 		err = xlb_vip_arg(argv[0], &key);
 	if (err)
 		return err;
-	if (!h.given) {
+	if (!h.given && !mode.given) {
 		p_err("nothing to set; usage: %s", VIP_SET_USAGE);
 		return -EINVAL;
 	}
@@ -153,8 +195,14 @@ static int vip_set(int argc, char **argv)
 	if (err)
 		goto out;
 	xlb_hc_overlay(&c, &h.c, h.given);
-	err = vip_health_check(&inst, st, name, v->vip.id, &c) ?:
-	      xlb_hc_vip_write(&inst, st, v->vip.id, &c);
+	err = vip_health_check(&inst, st, name, v->vip.id, &c);
+	if (err)
+		goto out;
+	/* Checked whole before the first write. */
+	if (mode.given)
+		err = vip_set_mode(&inst, st, v, mode.flags);
+	if (!err && h.given)
+		err = xlb_hc_vip_write(&inst, st, v->vip.id, &c);
 out:
 	xlb_update_close(&inst, st);
 	return err;

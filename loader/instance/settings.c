@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The instance settings by name (see settings.h). */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -9,16 +10,17 @@
 #include "addr.h"
 #include "settings.h"
 
-enum setting_kind { SEED, ADDR4, ADDR6, NUMBER };
+enum setting_kind { SEED, ADDR4, ADDR6, NUMBER, PORT };
 
 struct xlb_setting {
 	const char *cli;
 	const char *json;
 	enum setting_kind kind;
 	size_t offset;		/* in struct xlb_config */
-	__u32 max;		/* NUMBER */
+	__u32 max;		/* NUMBER, PORT */
 	__u32 min;		/* NUMBER: least value other than 0 (default) */
 	bool pow2;		/* NUMBER: a power of two (or 0) */
+	/* PORT: a __be16, which settings show in host order */
 };
 
 #define AT(field) offsetof(struct xlb_config, field)
@@ -34,6 +36,7 @@ static const struct xlb_setting settings[] = {
 	  AT(tcp_closing_timeout_s), 604800, 0, false },
 	{ "conntrack-size", "conntrack_size", NUMBER, AT(ct_size),
 	  XLB_CT_MAX_SIZE, XLB_CT_MIN_SIZE, true },
+	{ "gue-port",      "gue_port",      PORT,   AT(gue_port),      65535, 0, false },
 };
 
 #define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -109,6 +112,12 @@ int xlb_setting_parse(const struct xlb_setting *s, struct xlb_config *cfg,
 		}
 		*(__u32 *)field(s, cfg) = num;
 		return 0;
+	case PORT:
+		err = xlb_u32_parse(text, 0, s->max, &num, why);
+		if (err)
+			return err;
+		*(__be16 *)field(s, cfg) = htons(num);
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -128,7 +137,7 @@ int xlb_setting_from_json(const struct xlb_setting *s,
 		*why = "must be a number";
 		return -EINVAL;
 	}
-	if (s->kind == NUMBER) {
+	if (s->kind == NUMBER || s->kind == PORT) {
 		if (!json_object_is_type(val, json_type_int)) {
 			*why = "must be a number";
 			return -EINVAL;
@@ -165,6 +174,9 @@ static const char *setting_str(const struct xlb_setting *s,
 	case NUMBER:
 		snprintf(buf, len, "%u", *(const __u32 *)cfield(s, cfg));
 		return buf;
+	case PORT:
+		snprintf(buf, len, "%u", ntohs(*(const __be16 *)cfield(s, cfg)));
+		return buf;
 	}
 	return NULL;
 }
@@ -183,6 +195,9 @@ struct json_object *xlb_settings_json(const struct xlb_config *cfg)
 		if (s->kind == NUMBER)
 			json_object_object_add(o, s->json, json_object_new_int64(
 				*(const __u32 *)cfield(s, cfg)));
+		else if (s->kind == PORT)
+			json_object_object_add(o, s->json, json_object_new_int64(
+				ntohs(*(const __be16 *)cfield(s, cfg))));
 		else
 			json_object_object_add(o, s->json, text ?
 				json_object_new_string(text) : NULL);

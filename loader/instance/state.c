@@ -68,7 +68,7 @@ static void validate_vips(struct xlb_state *st)
 		else if (xlb_table_size_check(v->vip.table_size, &why))
 			snprintf(v->corrupt, sizeof(v->corrupt),
 				 "table size %u: %s", v->vip.table_size, why);
-		else if (v->vip.flags & ~XLB_VIP_F_DIRTY)
+		else if (v->vip.flags & ~(XLB_VIP_F_DIRTY | XLB_VIP_F_MODE))
 			snprintf(v->corrupt, sizeof(v->corrupt),
 				 "unknown flags 0x%x", v->vip.flags);
 		for (j = 0; j < i; j++) {

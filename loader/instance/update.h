@@ -97,11 +97,15 @@ int xlb_vip_check(const struct xlb_state *st, const struct xlb_vip_key *key,
 		  size_t vips_free, size_t ids_free, const char *what);
 
 /* Make the VIP what is wanted, writing only what differs (nothing when
- * nothing does). Call xlb_vip_check() first. Returns 0 or -errno after
- * p_err(). */
+ * nothing does); it keeps its mode (a new VIP: tracked, IPIP). Call
+ * xlb_vip_check() first. Returns 0 or -errno after p_err(). */
 int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
 		     const struct xlb_vip_key *key, __u32 m,
 		     const struct xlb_want *want, size_t n);
+/* The same, with its mode (XLB_VIP_F_MODE flags) made mode too. */
+int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
+			  const struct xlb_vip_key *key, __u32 m, __u32 mode,
+			  const struct xlb_want *want, size_t n);
 
 /* Remove a VIP, its table and its backends. */
 int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,

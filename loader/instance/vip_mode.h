@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * A VIP's way of forwarding (its XLB_VIP_F_MODE flags) by name, one list
+ * for `xlb vip add|set`, `xlb show` and `xlb apply`: the encapsulation,
+ * ipip (IPIP or IPv6-in-IP, by the backend's family) or gue.
+ */
+#ifndef XLB_VIP_MODE_H
+#define XLB_VIP_MODE_H
+
+#include <linux/types.h>
+
+/* Set the encapsulation named text in *flags; 0 or -EINVAL with *why. */
+int xlb_encap_parse(const char *text, __u32 *flags, const char **why);
+/* The name of the encapsulation in flags. */
+const char *xlb_encap_str(__u32 flags);
+
+#endif /* XLB_VIP_MODE_H */
