@@ -10,8 +10,8 @@
 #   --output FILE  write the report there instead of $BUILD/BENCHMARKS.md
 #   PATTERN        only the benchmarks whose name contains PATTERN
 #
-# A benchmark is any program $BUILD/bench/bench_* (from bench/bench_*.c)
-# bench/throughput.sh and bench/katran.sh. Each takes --quick and prints a markdown section
+# A benchmark is any program $BUILD/bench/bench_* (from bench/bench_*.c),
+# bench/throughput.sh, bench/katran.sh and bench/health.sh. Each takes --quick and prints a markdown section
 # (a "## " heading, its figures in tables, each figure beside its baseline
 # measured in the same run and the ratio between them); progress goes to
 # stderr. A line of a section that speaks of its target is repeated in the
@@ -40,7 +40,7 @@ output=${output:-$BUILD/BENCHMARKS.md}
 LIMIT=${BENCH_LIMIT:-400}
 
 benches=()
-for b in "$BUILD"/bench/bench_* bench/throughput.sh bench/katran.sh; do
+for b in "$BUILD"/bench/bench_* bench/throughput.sh bench/katran.sh bench/health.sh; do
 	[[ -x $b && ! -d $b && $b != *.d ]] || continue
 	[[ -z $pattern || $(basename "$b") == *"$pattern"* ]] || continue
 	benches+=("$b")
