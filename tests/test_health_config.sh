@@ -108,7 +108,7 @@ tl_check udp_data_round_trips_through_show_j test \
 bad cli_unknown_kind "bad --health 'icmp': unknown kind" vip set $V --health icmp
 bad cli_interval_zero "bad --interval '0ms': out of range" vip set $V --interval 0ms
 bad cli_interval_without_unit "bad --interval '2': needs a unit" vip set $V --interval 2
-bad cli_interval_too_short "interval out of range 10ms..3600s" vip set $V --interval 5ms
+bad cli_interval_too_short "bad --interval '5ms': out of range 10ms..3600s" vip set $V --interval 5ms
 bad cli_timeout_zero "bad --timeout '0s': out of range" vip set $V --timeout 0s
 bad cli_timeout_not_below_interval "VIP $V: timeout 500ms is not below interval 500ms" \
 	vip set $V --timeout 500ms

@@ -150,8 +150,10 @@ int xlb_hc_setting_parse(const struct xlb_hc_setting *s,
 		*(__u16 *)f = v;
 		return 0;
 	case MS:
-		return xlb_duration_parse(text, 1, XLB_HC_MAX_INTERVAL_MS, f,
-					  why);
+		return xlb_duration_parse(text, s->offset == AT(interval_ms) ?
+					  XLB_HC_MIN_INTERVAL_MS :
+					  XLB_HC_MIN_INTERVAL_MS / 2,
+					  XLB_HC_MAX_INTERVAL_MS, f, why);
 	case COUNT:
 		if (xlb_u32_parse(text, 1, XLB_HC_MAX_COUNT, &v, why))
 			return -EINVAL;
