@@ -128,7 +128,7 @@ topo_sysctl() {
 topo_batch() { topo_in "$1" ip -batch -; }
 
 # Fixed MAC addresses for eth0 of client i, balancer j and backend k, so
-# that the balancers' neighbour entries can be written without asking.
+# that a frame in a capture names its sender.
 topo_mac() { printf '02:00:00:%s:00:%02x' "$1" "$2"; }
 
 # The router: a bridge per side, the peer of every host's eth0 as a port.
@@ -182,16 +182,11 @@ topo_client_batch() {
 
 # The balancer has no default route, so that packets for a VIP reaching
 # its kernel while xlb is detached are refused at once (ICMP unreachable)
-# rather than routed back and forth with the router. It holds static
-# neighbour entries for every backend: the datapath finds next hops with
-# bpf_fib_lookup, which does not resolve missing entries.
+# rather than routed back and forth with the router. It holds no
+# neighbour entries for the backends: xlb gives their next hops managed
+# entries, which the kernel resolves itself (loader/instance/neigh.h).
 topo_balancer_batch() {
-	local k
 	topo_host_batch "${TOPO_LB4[$1]}/24" "${TOPO_LB6[$1]}/64"
-	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
-		echo "neigh replace ${TOPO_BE4[k]} lladdr $(topo_mac be $k) dev eth0 nud permanent"
-		echo "neigh replace ${TOPO_BE6[k]} lladdr $(topo_mac be $k) dev eth0 nud permanent"
-	done
 }
 
 # The decapsulating backend, as one would set up a real server: the VIPs

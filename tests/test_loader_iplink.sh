@@ -6,8 +6,11 @@
 # finds them without --pin-dir. Configured with xlb, the attached program
 # (run with BPF_PROG_TEST_RUN through bpftool, on a frame received on the
 # device) encapsulates a VIP's packet to the backend, and xlb stats counts
-# it. The test only runs when no xlb maps are pinned there already (they
-# would belong to someone else), and removes the ones it created.
+# it. The gateway's neighbour entry is pinned (nud permanent), as an
+# operator may pin it: xlb, which gives next hops managed entries, leaves
+# it as it is and records none of its own. The test only runs when no xlb
+# maps are pinned there already (they would belong to someone else), and
+# removes the ones it created.
 set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
 
@@ -58,6 +61,13 @@ x vip add 192.0.2.10:80/tcp &&
 x backend add 192.0.2.10:80/tcp 203.0.113.5
 tl_check iplink_configured_by_xlb_without_pin_dir \
 	test "$(x -j show | jq -r '.vips[0].backends[0].addr')" == 203.0.113.5
+tl_check iplink_pinned_neighbour_left_alone sh -c \
+	"ip -n $NS -d neigh show 198.51.100.2 dev v0 | grep PERMANENT | grep -vq managed"
+tl_check iplink_pinned_neighbour_not_recorded_as_xlbs \
+	test "$(bpftool -j map dump pinned "$GLOBALS/xlb_neigh" | jq length)" -eq 0
+tl_check iplink_show_finds_the_next_hop_resolved \
+	test "$(x -j show | jq -c '.vips[0].backends[0].next_hop')" == \
+	'{"addr":"198.51.100.2","dev":"v0","resolved":true}'
 seed=$(x -j config show | jq -r .seed)
 tl_check iplink_first_write_sets_a_random_seed \
 	test "${#seed}" -eq 32 -a "$seed" != "$zero"

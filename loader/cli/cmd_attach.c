@@ -18,6 +18,7 @@
 #include "opts.h"
 #include "cmd.h"
 #include "conntrack_size.h"
+#include "neigh.h"
 #include "settings.h"
 #include "update.h"
 #include "xlb.skel.h"
@@ -298,6 +299,10 @@ int do_attach(int argc, char **argv)
 			want.ct_size = ct.ct_size;
 		err = xlb_update_pending(&inst, st) ?:
 		      xlb_config_write(&inst, st, &want);
+		/* The backends' next hops, on this device too (a note when
+		 * it fails: the program is attached). */
+		if (!err)
+			xlb_neigh_sync(&inst, st);
 		xlb_update_close(&inst, st);
 	}
 	if (!err)

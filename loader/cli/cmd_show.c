@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <net/if.h>
 #include <json-c/json.h>
 
 #include "addr.h"
@@ -26,10 +27,10 @@
 #include "cmd.h"
 #include "conntrack_map.h"
 #include "hc_store.h"
+#include "neigh.h"
 #include "settings.h"
 #include "state.h"
 #include "table_map.h"
-#include "vip_mode.h"
 
 /* What the live table of one VIP holds. */
 struct live_table {
@@ -167,7 +168,7 @@ static const char *const observed_vip_keys[] = {
 };
 static const char *const observed_backend_keys[] = {
 	"id", "gen", "slots", "share", "flows", "health_state", "health_since",
-	"out_by_health", NULL,
+	"out_by_health", "next_hop", NULL,
 };
 
 bool xlb_show_observed(bool backend, const char *key)
@@ -188,6 +189,43 @@ bool xlb_show_observed_top(const char *key)
 	return !strcmp(key, "pin_dir");
 }
 
+/* A backend's next hop (neigh.h): the datapath drops its packets while
+ * the next hop is unresolved. null without a route (drop_fib_failed). */
+static struct json_object *nexthop_json(const struct xlb_state *st,
+					const struct xlb_backend *be)
+{
+	char a[XLB_ADDR_STRLEN], dev[IF_NAMESIZE];
+	struct xlb_nexthop_state nh;
+	struct json_object *o;
+
+	if (xlb_nexthop_get(&st->config, be->addr, be->family, &nh))
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "addr", json_object_new_string(
+		xlb_addr_str(nh.addr, nh.family, a, sizeof(a))));
+	json_object_object_add(o, "dev", json_object_new_string(
+		if_indextoname(nh.ifindex, dev) ?: ""));
+	json_object_object_add(o, "resolved", json_object_new_boolean(
+		xlb_nexthop_resolved(&nh)));
+	return o;
+}
+
+/* The marker of a backend whose next hop is unresolved. */
+static void nexthop_print(FILE *f, const struct xlb_state *st,
+			  const struct xlb_backend *be)
+{
+	char a[XLB_ADDR_STRLEN], dev[IF_NAMESIZE];
+	struct xlb_nexthop_state nh;
+
+	if (xlb_nexthop_get(&st->config, be->addr, be->family, &nh) ||
+	    xlb_nexthop_resolved(&nh))
+		return;
+	fprintf(f, " next-hop-unresolved (%s dev %s %s)",
+		xlb_addr_str(nh.addr, nh.family, a, sizeof(a)),
+		if_indextoname(nh.ifindex, dev) ?: "?",
+		xlb_nexthop_nud_str(nh.nud));
+}
+
 static struct json_object *vip_json(const struct xlb_state *st,
 				    const struct xlb_state_vip *v,
 				    const struct live_table *t,
@@ -206,8 +244,6 @@ static struct json_object *vip_json(const struct xlb_state *st,
 		xlb_vip_str(&v->key, text, sizeof(text))));
 	json_object_object_add(o, "table_size",
 			       json_object_new_int64(v->vip.table_size));
-	json_object_object_add(o, "encap", json_object_new_string(
-		xlb_encap_str(v->vip.flags)));
 	hc = xlb_hc_json(&h->vip);
 	if (hc)
 		json_object_object_add(o, "health", hc);
@@ -237,6 +273,7 @@ static struct json_object *vip_json(const struct xlb_state *st,
 				       json_object_new_string(since) : NULL);
 		json_object_object_add(b, "out_by_health", json_object_new_boolean(
 			out_by_health(be, h)));
+		json_object_object_add(b, "next_hop", nexthop_json(st, be));
 		json_object_array_add(backends, b);
 	}
 	json_object_object_add(o, "backends", backends);
@@ -273,9 +310,6 @@ static void vip_print(FILE *f, const struct xlb_state *st,
 		fprintf(f, " no-table");
 	if (t->unassigned && n)
 		fprintf(f, " slots-without-backend %u", t->unassigned);
-	/* The default, ipip, goes without saying. */
-	if (v->vip.flags & XLB_VIP_F_GUE)
-		fprintf(f, " encap %s", xlb_encap_str(v->vip.flags));
 	xlb_hc_print(f, &h->vip);
 	if (h->fail_open)
 		fprintf(f, " fail-open (every backend is down: none left out)");
@@ -300,6 +334,7 @@ static void vip_print(FILE *f, const struct xlb_state *st,
 			fprintf(f, " overrides");
 			xlb_hc_print(f, &h->own[i]);
 		}
+		nexthop_print(f, st, be);
 		fputc('\n', f);
 	}
 }

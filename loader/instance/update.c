@@ -11,6 +11,7 @@
 
 #include "addr.h"
 #include "hc_store.h"
+#include "neigh.h"
 #include "report.h"
 #include "table_map.h"
 #include "update.h"
@@ -18,6 +19,8 @@
 
 struct xlb_table_timing xlb_last_table_timing;
 bool xlb_time_tables;
+/* Backend records were written since the instance was opened. */
+static bool backends_written;
 
 /* A table made in the rehearsal of a change (xlb_update_all_or_nothing). */
 struct made_table {
@@ -237,20 +240,14 @@ static void batch_free(struct xlb_state *st, __u32 id)
 	batch_put(st, id, &b);
 }
 
-/* A record's copy of its VIP's flags for the datapath. */
-static __u8 be_mode_flags(__u32 vip_flags)
-{
-	return vip_flags & XLB_VIP_F_GUE ? XLB_BE_F_GUE : 0;
-}
-
-static int batch_alloc(struct xlb_state *st, __u32 vip_id, __u32 vip_flags,
+static int batch_alloc(struct xlb_state *st, __u32 vip_id,
 		       const struct xlb_want *w)
 {
 	struct xlb_backend b = {
 		.vip_id = vip_id,
 		.weight = w->weight,
 		.family = w->family,
-		.flags = XLB_BE_F_IN_USE | be_mode_flags(vip_flags),
+		.flags = XLB_BE_F_IN_USE,
 	};
 	int id;
 
@@ -312,6 +309,8 @@ static int batch_write(struct xlb_instance *inst)
 	if (batch.n)
 		err = map_update_batch(inst->backends_fd, batch.ids,
 				       batch.recs, batch.n);
+	/* Their next hops are seen to when the command closes. */
+	backends_written |= batch.n && !made.rehearsal;
 	if (err)
 		p_err("cannot write %u backend records in %s/%s: %s", batch.n,
 		      inst->dir, XLB_MAP_BACKENDS, strerror(-err));
@@ -689,6 +688,10 @@ int xlb_update_open(struct xlb_instance *inst,
 
 void xlb_update_close(struct xlb_instance *inst, struct xlb_state *st)
 {
+	/* One hook for every change of backends, made or half made. */
+	if (st && backends_written)
+		xlb_neigh_sync(inst, st);
+	backends_written = false;
 	xlb_state_free(st);
 	xlb_instance_close(inst);
 }
@@ -830,7 +833,7 @@ int xlb_vip_check(const struct xlb_state *st, const struct xlb_vip_key *key,
 /* A VIP from scratch under a new id; the key is inserted, or switched
  * from the old id, last. */
 static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
-		     const struct xlb_vip_key *key, __u32 m, __u32 mode,
+		     const struct xlb_vip_key *key, __u32 m,
 		     const struct xlb_want *want, size_t n)
 {
 	struct xlb_state_vip nv = { .key = *key }, *old;
@@ -846,7 +849,6 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 	}
 	nv.vip.id = id;
 	nv.vip.table_size = m;
-	nv.vip.flags = mode;
 	err = zero_counter(inst->vip_stats_fd, id);
 	if (err) {
 		p_err("cannot reset counters of VIP id %d: %s", id,
@@ -859,7 +861,7 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
-		err = batch_alloc(st, id, mode, &want[i]);
+		err = batch_alloc(st, id, &want[i]);
 		if (err)
 			return err;
 		if (old)
@@ -892,22 +894,18 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 	return free_backends_of(inst, st, old_id, false);
 }
 
-/* Same table size: write only the records that change, then the table.
- * A new mode (the VIP's flags first, then its records') leaves the
- * datapath with a mix of the old and new encapsulation for a moment,
- * which the backends take both. */
+/* Same table size: write only the records that change, then the table. */
 static int vip_modify(struct xlb_instance *inst, struct xlb_state *st,
-		      struct xlb_state_vip *v, __u32 mode,
-		      const struct xlb_want *want, size_t n)
+		      struct xlb_state_vip *v, const struct xlb_want *want,
+		      size_t n)
 {
 	static __u32 ids[XLB_MAX_BACKENDS];
-	__u8 be_mode = be_mode_flags(mode);
 	struct xlb_backend b;
 	__u32 weight, id;
 	size_t i, k;
 	int err;
 
-	v->vip.flags = (v->vip.flags & ~XLB_VIP_F_MODE) | mode | XLB_VIP_F_DIRTY;
+	v->vip.flags |= XLB_VIP_F_DIRTY;
 	err = write_vip(inst, v, BPF_EXIST);
 	if (err)
 		return err;
@@ -918,14 +916,12 @@ static int vip_modify(struct xlb_instance *inst, struct xlb_state *st,
 		id = xlb_state_backend_find(st, v->vip.id, want[i].addr,
 					    want[i].family);
 		if (!id) {
-			err = batch_alloc(st, v->vip.id, mode, &want[i]);
+			err = batch_alloc(st, v->vip.id, &want[i]);
 			if (err)
 				return err;
-		} else if (st->backends[id].weight != want[i].weight ||
-			   (st->backends[id].flags & XLB_BE_F_GUE) != be_mode) {
+		} else if (st->backends[id].weight != want[i].weight) {
 			b = st->backends[id];
 			b.weight = want[i].weight;
-			b.flags = (b.flags & ~XLB_BE_F_GUE) | be_mode;
 			batch_put(st, id, &b);
 		}
 	}
@@ -1026,44 +1022,30 @@ int xlb_update_pending(struct xlb_instance *inst, struct xlb_state *st)
 	return st->seeds_pending ? xlb_config_write(inst, st, &cfg) : 0;
 }
 
-int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
-			  const struct xlb_vip_key *key, __u32 m, __u32 mode,
-			  const struct xlb_want *want, size_t n)
+int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
+		     const struct xlb_vip_key *key, __u32 m,
+		     const struct xlb_want *want, size_t n)
 {
 	struct xlb_state_vip *v;
 	struct xlb_vip_diff d;
 	int err;
 
-	if (mode & ~XLB_VIP_F_MODE)
-		return -EINVAL;
 	v = xlb_state_vip_find(st, key);
 	if (v && v->corrupt[0]) {
 		/* Made anew, with an id of its own: nothing of the corrupt
 		 * record can be trusted. */
 		err = xlb_vip_remove(inst, st, key);
-		return err ?: vip_build(inst, st, key, m, mode, want, n);
+		return err ?: vip_build(inst, st, key, m, want, n);
 	}
 	xlb_vip_diff(st, key, m, want, n, &d);
-	if (!d.rebuild && !d.adds && !d.reweights && !d.removes &&
-	    (v->vip.flags & XLB_VIP_F_MODE) == mode)
+	if (!d.rebuild && !d.adds && !d.reweights && !d.removes)
 		return 0;
 	err = xlb_update_pending(inst, st);
 	if (err)
 		return err;
 	if (d.rebuild)
-		return vip_build(inst, st, key, m, mode, want, n);
-	return vip_modify(inst, st, xlb_state_vip_find(st, key), mode, want, n);
-}
-
-int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
-		     const struct xlb_vip_key *key, __u32 m,
-		     const struct xlb_want *want, size_t n)
-{
-	const struct xlb_state_vip *v = xlb_state_vip_find(st, key);
-
-	return xlb_vip_converge_mode(inst, st, key, m,
-				     v && !v->corrupt[0] ?
-				     v->vip.flags & XLB_VIP_F_MODE : 0, want, n);
+		return vip_build(inst, st, key, m, want, n);
+	return vip_modify(inst, st, xlb_state_vip_find(st, key), want, n);
 }
 
 int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
