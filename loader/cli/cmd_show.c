@@ -31,6 +31,7 @@
 #include "settings.h"
 #include "state.h"
 #include "table_map.h"
+#include "vip_mode.h"
 
 /* What the live table of one VIP holds. */
 struct live_table {
@@ -244,6 +245,8 @@ static struct json_object *vip_json(const struct xlb_state *st,
 		xlb_vip_str(&v->key, text, sizeof(text))));
 	json_object_object_add(o, "table_size",
 			       json_object_new_int64(v->vip.table_size));
+	json_object_object_add(o, "encap", json_object_new_string(
+		xlb_encap_str(v->vip.flags)));
 	hc = xlb_hc_json(&h->vip);
 	if (hc)
 		json_object_object_add(o, "health", hc);
@@ -310,6 +313,9 @@ static void vip_print(FILE *f, const struct xlb_state *st,
 		fprintf(f, " no-table");
 	if (t->unassigned && n)
 		fprintf(f, " slots-without-backend %u", t->unassigned);
+	/* The default, ipip, goes without saying. */
+	if (v->vip.flags & XLB_VIP_F_GUE)
+		fprintf(f, " encap %s", xlb_encap_str(v->vip.flags));
 	xlb_hc_print(f, &h->vip);
 	if (h->fail_open)
 		fprintf(f, " fail-open (every backend is down: none left out)");

@@ -240,14 +240,20 @@ static void batch_free(struct xlb_state *st, __u32 id)
 	batch_put(st, id, &b);
 }
 
-static int batch_alloc(struct xlb_state *st, __u32 vip_id,
+/* A record's copy of its VIP's flags for the datapath. */
+static __u8 be_mode_flags(__u32 vip_flags)
+{
+	return vip_flags & XLB_VIP_F_GUE ? XLB_BE_F_GUE : 0;
+}
+
+static int batch_alloc(struct xlb_state *st, __u32 vip_id, __u32 vip_flags,
 		       const struct xlb_want *w)
 {
 	struct xlb_backend b = {
 		.vip_id = vip_id,
 		.weight = w->weight,
 		.family = w->family,
-		.flags = XLB_BE_F_IN_USE,
+		.flags = XLB_BE_F_IN_USE | be_mode_flags(vip_flags),
 	};
 	int id;
 
@@ -833,7 +839,7 @@ int xlb_vip_check(const struct xlb_state *st, const struct xlb_vip_key *key,
 /* A VIP from scratch under a new id; the key is inserted, or switched
  * from the old id, last. */
 static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
-		     const struct xlb_vip_key *key, __u32 m,
+		     const struct xlb_vip_key *key, __u32 m, __u32 mode,
 		     const struct xlb_want *want, size_t n)
 {
 	struct xlb_state_vip nv = { .key = *key }, *old;
@@ -849,6 +855,7 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 	}
 	nv.vip.id = id;
 	nv.vip.table_size = m;
+	nv.vip.flags = mode;
 	err = zero_counter(inst->vip_stats_fd, id);
 	if (err) {
 		p_err("cannot reset counters of VIP id %d: %s", id,
@@ -861,7 +868,7 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
-		err = batch_alloc(st, id, &want[i]);
+		err = batch_alloc(st, id, mode, &want[i]);
 		if (err)
 			return err;
 		if (old)
@@ -894,18 +901,22 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 	return free_backends_of(inst, st, old_id, false);
 }
 
-/* Same table size: write only the records that change, then the table. */
+/* Same table size: write only the records that change, then the table.
+ * A new mode (the VIP's flags first, then its records') leaves the
+ * datapath with a mix of the old and new encapsulation for a moment,
+ * which the backends take both. */
 static int vip_modify(struct xlb_instance *inst, struct xlb_state *st,
-		      struct xlb_state_vip *v, const struct xlb_want *want,
-		      size_t n)
+		      struct xlb_state_vip *v, __u32 mode,
+		      const struct xlb_want *want, size_t n)
 {
 	static __u32 ids[XLB_MAX_BACKENDS];
+	__u8 be_mode = be_mode_flags(mode);
 	struct xlb_backend b;
 	__u32 weight, id;
 	size_t i, k;
 	int err;
 
-	v->vip.flags |= XLB_VIP_F_DIRTY;
+	v->vip.flags = (v->vip.flags & ~XLB_VIP_F_MODE) | mode | XLB_VIP_F_DIRTY;
 	err = write_vip(inst, v, BPF_EXIST);
 	if (err)
 		return err;
@@ -916,12 +927,14 @@ static int vip_modify(struct xlb_instance *inst, struct xlb_state *st,
 		id = xlb_state_backend_find(st, v->vip.id, want[i].addr,
 					    want[i].family);
 		if (!id) {
-			err = batch_alloc(st, v->vip.id, &want[i]);
+			err = batch_alloc(st, v->vip.id, mode, &want[i]);
 			if (err)
 				return err;
-		} else if (st->backends[id].weight != want[i].weight) {
+		} else if (st->backends[id].weight != want[i].weight ||
+			   (st->backends[id].flags & XLB_BE_F_GUE) != be_mode) {
 			b = st->backends[id];
 			b.weight = want[i].weight;
+			b.flags = (b.flags & ~XLB_BE_F_GUE) | be_mode;
 			batch_put(st, id, &b);
 		}
 	}
@@ -1022,30 +1035,44 @@ int xlb_update_pending(struct xlb_instance *inst, struct xlb_state *st)
 	return st->seeds_pending ? xlb_config_write(inst, st, &cfg) : 0;
 }
 
-int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
-		     const struct xlb_vip_key *key, __u32 m,
-		     const struct xlb_want *want, size_t n)
+int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
+			  const struct xlb_vip_key *key, __u32 m, __u32 mode,
+			  const struct xlb_want *want, size_t n)
 {
 	struct xlb_state_vip *v;
 	struct xlb_vip_diff d;
 	int err;
 
+	if (mode & ~XLB_VIP_F_MODE)
+		return -EINVAL;
 	v = xlb_state_vip_find(st, key);
 	if (v && v->corrupt[0]) {
 		/* Made anew, with an id of its own: nothing of the corrupt
 		 * record can be trusted. */
 		err = xlb_vip_remove(inst, st, key);
-		return err ?: vip_build(inst, st, key, m, want, n);
+		return err ?: vip_build(inst, st, key, m, mode, want, n);
 	}
 	xlb_vip_diff(st, key, m, want, n, &d);
-	if (!d.rebuild && !d.adds && !d.reweights && !d.removes)
+	if (!d.rebuild && !d.adds && !d.reweights && !d.removes &&
+	    (v->vip.flags & XLB_VIP_F_MODE) == mode)
 		return 0;
 	err = xlb_update_pending(inst, st);
 	if (err)
 		return err;
 	if (d.rebuild)
-		return vip_build(inst, st, key, m, want, n);
-	return vip_modify(inst, st, xlb_state_vip_find(st, key), want, n);
+		return vip_build(inst, st, key, m, mode, want, n);
+	return vip_modify(inst, st, xlb_state_vip_find(st, key), mode, want, n);
+}
+
+int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
+		     const struct xlb_vip_key *key, __u32 m,
+		     const struct xlb_want *want, size_t n)
+{
+	const struct xlb_state_vip *v = xlb_state_vip_find(st, key);
+
+	return xlb_vip_converge_mode(inst, st, key, m,
+				     v && !v->corrupt[0] ?
+				     v->vip.flags & XLB_VIP_F_MODE : 0, want, n);
 }
 
 int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
