@@ -207,7 +207,7 @@ tl_check apply_keeps_down_through_a_rebuild test \
 x backend set $V $B1 --weight 5
 tl_check backend_set_keeps_down test "$(backend_field $V $B1 slots) $(backend_field $V $B1 weight)" == "0 5"
 tl_check stats_text_shows_down grep -q "backend $B1 packets 0 bytes 0 health down downs 0 ups 0 fail-open 0" <<<"$(x stats)"
-tl_check stats_json_shows_down test "$(x -j stats | jq -r --arg a $B1 '.vips[].backends[] | select(.addr == $a) | .health')" == down
+tl_check stats_json_shows_down test "$(x -j stats | jq -r --arg a $B1 '.vips[].backends[] | select(.addr == $a) | .health_state')" == down
 tl_check stats_prometheus_gauge grep -qx "xlb_backend_down{vip=\"$V\",backend=\"$B1\"} 1" <<<"$(x stats --prometheus)"
 tl_check stats_prometheus_counters grep -qx "xlb_backend_health_downs_total{vip=\"$V\",backend=\"$B2\"} 0" <<<"$(x stats --prometheus)"
 

@@ -183,7 +183,7 @@ static void print_json(const struct snapshot *snap)
 		r = &snap->rows[i];
 		if (r->backend[0]) {
 			bo = counter_json(&r->c, "addr", r->backend);
-			json_object_object_add(bo, "health",
+			json_object_object_add(bo, "health_state",
 					       json_object_new_string(r->health));
 			json_object_object_add(bo, "downs",
 					       json_object_new_int64(r->downs));
