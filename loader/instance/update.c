@@ -219,7 +219,6 @@ struct record_batch {
 	__u32 carry_gen[XLB_MAX_BACKENDS];
 };
 
-
 static struct record_batch batch;
 
 /* Queue a record; the state sees it at once, so ids are not handed out
