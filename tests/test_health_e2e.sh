@@ -363,6 +363,16 @@ for ((n = 1; n <= 40; n++)); do
 done
 echo "  killed at each of the first $kills map writes of a change"
 tl_check kill9_at_every_write_consistent test $fault_ok -eq 1 -a $kills -ge 2
+# -j: one JSON object per change.
+server_stop 1
+topo_in "$LB" "$XLB" -j --pin-dir "$PIN" health run --once --obj "$BUILD/hc.bpf.o" \
+	>"$E2E_TMP/json" 2>&1
+echo "  -j: $(head -n 1 "$E2E_TMP/json")"
+tl_check run_json_one_object_a_change test "$(jq -s --arg a "${TOPO_BE4[1]}" \
+	'[.[] | select(.backend == $a and .from == "up" and .to == "down")] | length' \
+	"$E2E_TMP/json" 2>/dev/null)" == 2 -a "$(wc -l <"$E2E_TMP/json")" -eq 4
+server_start 1
+once "$XLB"
 for v in "${VIPS[@]}"; do x vip set "$v" --fall $FALL --rise $RISE >/dev/null; done
 
 # ---- on-down: keep and reset ----
