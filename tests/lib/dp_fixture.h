@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include "xlb.h"
 #include "flow_hash.h"
+#include "vip_filter.h"
 #include "table_map.h"
 #include "sandbox.h"
 #include "packets.h"
@@ -203,21 +204,35 @@ static inline int dp_reuse_backend(struct dp_fixture *fx, __u32 id,
 	return bpf_map_update_elem(fx->maps.backends, &id, &be, BPF_ANY) ? -errno : 0;
 }
 
-/* One VIP more at key's address in xlb_vip_addrs, as the loader counts. */
-static inline int dp_add_vip_addr(struct dp_fixture *fx,
-				  const struct xlb_vip_key *vip)
+/* A VIP more in the VIP filter (its bit and its address's) and in
+ * xlb_vip_addrs, as the loader keeps them: the datapath's path for other
+ * traffic is the one a real instance takes. */
+static inline int dp_add_vip_filter(struct dp_fixture *fx,
+				    const struct xlb_vip_key *vip)
 {
+	static struct xlb_vip_filter f;
 	struct xlb_vip_key key = { .family = vip->family };
 	struct xlb_vip_addr a = { 0 };
-	int fd;
+	int filter_fd, addrs_fd;
+	__u32 zero = 0, bit;
 
-	fd = bpf_object__find_map_fd_by_name(fx->obj, XLB_MAP_VIP_ADDRS);
-	if (fd < 0)
-		return fd;
+	filter_fd = bpf_object__find_map_fd_by_name(fx->obj, XLB_MAP_VIP_FILTER);
+	addrs_fd = bpf_object__find_map_fd_by_name(fx->obj, XLB_MAP_VIP_ADDRS);
+	if (filter_fd < 0 || addrs_fd < 0)
+		return -ENOENT;
 	memcpy(key.addr, vip->addr, sizeof(key.addr));
-	bpf_map_lookup_elem(fd, &key, &a);
+	if (bpf_map_lookup_elem(filter_fd, &zero, &f))
+		return -errno;
+	f.ready = 1;
+	bit = xlb_vip_filter_bit(vip->addr, vip->port, vip->proto, vip->family);
+	f.bits[bit / 64] |= 1ULL << (bit % 64);
+	bit = xlb_vip_filter_bit(key.addr, 0, 0, key.family);
+	f.bits[bit / 64] |= 1ULL << (bit % 64);
+	if (bpf_map_update_elem(filter_fd, &zero, &f, BPF_ANY))
+		return -errno;
+	bpf_map_lookup_elem(addrs_fd, &key, &a);
 	a.vips++;
-	return bpf_map_update_elem(fd, &key, &a, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_elem(addrs_fd, &key, &a, BPF_ANY) ? -errno : 0;
 }
 
 static inline int dp_add_vip(struct dp_fixture *fx, const struct dp_vip_def *d)
@@ -265,7 +280,7 @@ static inline int dp_add_vip(struct dp_fixture *fx, const struct dp_vip_def *d)
 		if (err)
 			return err;
 	}
-	err = dp_add_vip_addr(fx, &key);
+	err = dp_add_vip_filter(fx, &key);
 	if (err)
 		return err;
 	return bpf_map_update_elem(fx->maps.vips, &key, &vip, BPF_ANY) ? -errno : 0;
