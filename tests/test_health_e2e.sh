@@ -253,6 +253,19 @@ topo_in "${TOPO_NS_BE[2]}" ip addr add "$vip4/32" dev lo
 topo_in "${TOPO_NS_BE[2]}" ip addr add "$vip6/128" dev lo nodad
 timed vip_restored_back "$(bound $RISE)" all_k 2 in_table
 
+# ---- checks turned off: a backend left down comes back ----
+server_stop 1
+wait_for "$(bound $FALL)" health_is "$tcp4" "${TOPO_BE4[1]}" down
+x vip set "$tcp4" --health none >/dev/null
+# Settings are re-read at most once a second.
+timed checks_off_backend_back_in_table $((1000 + MARGIN_MS)) in_table "$tcp4" "${TOPO_BE4[1]}"
+tl_check checks_off_logged grep -qF "$tcp4 ${TOPO_BE4[1]} down -> up: health checks off" "$CHK_LOG"
+tl_check checks_off_others_stay_out out_of_table "$tcp6" "${TOPO_BE6[1]}"
+x vip set "$tcp4" --health tcp >/dev/null
+timed checks_on_again_down "$((1000 + $(bound $FALL)))" out_of_table "$tcp4" "${TOPO_BE4[1]}"
+server_start 1
+wait_for "$(bound $RISE)" all_k 1 in_table
+
 # ---- a flapping backend, and an operator's changes meanwhile ----
 FLAPS=3
 operator() {

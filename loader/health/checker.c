@@ -475,7 +475,8 @@ static void on_result(void *cookie, const struct xlb_probe_result *res,
 	char why[80];
 
 	e->in_flight = false;
-	if (!e->live || e->flight_gen != e->gen)
+	/* The backend went, or its checks were turned off, meanwhile. */
+	if (!e->live || e->flight_gen != e->gen || !e->checked)
 		return;
 	r->last_probe_ns = real_ns();
 	r->last_rtt_us = res->rtt_us;
