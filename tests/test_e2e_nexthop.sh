@@ -11,8 +11,9 @@
 #  - `xlb backend del` of the last backend using an entry removes it; the
 #    entry of a backend still in use stays;
 #  - a backend on the segment that nobody holds: `xlb backend add` says its
-#    next hop is unresolved, `xlb show` flags it, and its connections are
-#    dropped, counted drop_neigh_unresolved;
+#    next hop is unresolved (a later change of another backend does not
+#    say it again), `xlb show` flags it, and its connections are dropped,
+#    counted drop_neigh_unresolved;
 #  - a VIP address on a port no VIP has, a datagram to it and a ping of it
 #    (IPv4 and IPv6): dropped, counted drop_vip_port;
 #  - none of these loops: with a default route on the balancer back to the
@@ -73,6 +74,10 @@ tl_check backend_add_says_its_next_hop_is_unresolved \
 topo_xlb 1 show | grep "backend $DEAD4 " >"$E2E_TMP/show"
 echo "  $(cat "$E2E_TMP/show")"
 tl_check show_flags_the_unresolved_next_hop grep -q next-hop-unresolved "$E2E_TMP/show"
+# Said by the command that adds it (or makes its entry), not by every
+# change after it.
+topo_xlb 1 backend set "$key6" "$be6" --weight 2 >"$E2E_TMP/set.out" 2>&1
+tl_check later_changes_do_not_repeat_it sh -c "! grep -q '$DEAD4' '$E2E_TMP/set.out'"
 tl_check show_json_says_resolved_false test "$(topo_xlb 1 -j show |
 	jq --arg a "$DEAD4" '.vips[].backends[] | select(.addr == $a) | .next_hop.resolved')" == false
 

@@ -302,7 +302,7 @@ int do_attach(int argc, char **argv)
 		/* The backends' next hops, on this device too (a note when
 		 * it fails: the program is attached). */
 		if (!err)
-			xlb_neigh_sync(&inst, st);
+			xlb_neigh_sync(&inst, st, NULL);
 		xlb_update_close(&inst, st);
 	}
 	if (!err)

@@ -341,14 +341,15 @@ static const char *dev_name(int ifindex, char *buf)
 	return buf;
 }
 
-/* The next hops the backends need, and for each a backend that needs it. */
+/* The next hops the backends need, and each backend's (1 + its index in
+ * want[]; 0: no route). */
 struct want {
 	struct xlb_nexthop_state nh;
-	__u32 backend_id;
 	bool asked;		/* xlb had to create its entry now */
 };
 static struct want want[XLB_MAX_BACKENDS];
 static __u32 n_want;
+static __u16 nexthop_of[XLB_MAX_BACKENDS];
 
 static void want_add(const struct xlb_nexthop_state *nh, __u32 id)
 {
@@ -358,8 +359,10 @@ static void want_add(const struct xlb_nexthop_state *nh, __u32 id)
 		if (want[i].nh.family == nh->family &&
 		    want[i].nh.ifindex == nh->ifindex &&
 		    !memcmp(want[i].nh.addr, nh->addr, sizeof(nh->addr)))
-			return;
-	want[n_want++] = (struct want){ .nh = *nh, .backend_id = id };
+			break;
+	if (i == n_want)
+		want[n_want++] = (struct want){ .nh = *nh };
+	nexthop_of[id] = i + 1;
 }
 
 /* Give w's next hop an entry the kernel keeps resolved, unless it has
@@ -453,12 +456,13 @@ static double now_ms(void)
 }
 
 /* Wait for the entries asked for now, then name the backends whose next
- * hop is still unresolved. */
-static void wait_and_report(const struct xlb_state *st)
+ * hop is still unresolved (see xlb_neigh_sync()). */
+static void wait_and_report(const struct xlb_state *st, const bool *named)
 {
 	double deadline = now_ms() + XLB_NEIGH_WAIT_MS;
 	char a[XLB_ADDR_STRLEN], g[XLB_ADDR_STRLEN], dev[IF_NAMESIZE];
 	const struct xlb_backend *b;
+	const struct want *w;
 	bool pending;
 	__u32 i;
 
@@ -474,20 +478,24 @@ static void wait_and_report(const struct xlb_state *st)
 		if (pending)
 			usleep(10000);
 	} while (pending && now_ms() < deadline);
-	for (i = 0; i < n_want; i++) {
-		if (xlb_nexthop_resolved(&want[i].nh))
+	for (i = 1; i < XLB_MAX_BACKENDS; i++) {
+		if (!nexthop_of[i])
 			continue;
-		b = &st->backends[want[i].backend_id];
+		w = &want[nexthop_of[i] - 1];
+		if (xlb_nexthop_resolved(&w->nh) ||
+		    !(w->asked || !named || named[i]))
+			continue;
+		b = &st->backends[i];
 		p_info("xlb: backend %s: next hop %s dev %s is %s: its packets are dropped (drop_neigh_unresolved) until it resolves",
 		       xlb_addr_str(b->addr, b->family, a, sizeof(a)),
-		       xlb_addr_str(want[i].nh.addr, want[i].nh.family, g,
-				    sizeof(g)),
-		       dev_name(want[i].nh.ifindex, dev),
-		       xlb_nexthop_nud_str(want[i].nh.nud));
+		       xlb_addr_str(w->nh.addr, w->nh.family, g, sizeof(g)),
+		       dev_name(w->nh.ifindex, dev),
+		       xlb_nexthop_nud_str(w->nh.nud));
 	}
 }
 
-int xlb_neigh_sync(struct xlb_instance *inst, const struct xlb_state *st)
+int xlb_neigh_sync(struct xlb_instance *inst, const struct xlb_state *st,
+		   const bool *named)
 {
 	struct xlb_nexthop_state nh;
 	const struct xlb_backend *b;
@@ -495,6 +503,7 @@ int xlb_neigh_sync(struct xlb_instance *inst, const struct xlb_state *st)
 	__u32 i;
 
 	n_want = 0;
+	memset(nexthop_of, 0, sizeof(nexthop_of));
 	for (i = 1; i < XLB_MAX_BACKENDS && !err; i++) {
 		b = &st->backends[i];
 		if (!xlb_backend_live(b))
@@ -525,6 +534,6 @@ out:
 		p_info("xlb: note: cannot keep the next hops of backends resolved (%s/%s, neighbour table): %s",
 		       inst->dir, XLB_NEIGH_MAP, strerror(-err));
 	else
-		wait_and_report(st);
+		wait_and_report(st, named);
 	return err;
 }

@@ -62,10 +62,12 @@ const char *xlb_nexthop_nud_str(__u16 nud);
  * Make the next hops of st's live backends managed entries and remove
  * those xlb made that no backend needs any more, on an instance opened
  * for writing. Entries it had to create are waited for, up to
- * XLB_NEIGH_WAIT_MS; a backend whose next hop is not resolved then is
- * named (p_info). A failure is a note too (p_info): the change it follows
- * is made. Returns 0 or -errno.
+ * XLB_NEIGH_WAIT_MS; then a backend whose next hop is not resolved is
+ * named (p_info) when its entry was created now or named[id] is set (the
+ * backends a command added; NULL: every backend). A failure is a note too
+ * (p_info): the change it follows is made. Returns 0 or -errno.
  */
-int xlb_neigh_sync(struct xlb_instance *inst, const struct xlb_state *st);
+int xlb_neigh_sync(struct xlb_instance *inst, const struct xlb_state *st,
+		   const bool *named);
 
 #endif /* XLB_NEIGH_H */

@@ -19,8 +19,10 @@
 
 struct xlb_table_timing xlb_last_table_timing;
 bool xlb_time_tables;
-/* Backend records were written since the instance was opened. */
+/* Backend records were written since the instance was opened, and which
+ * of them are new backends (their next hops are named if unresolved). */
 static bool backends_written;
+static bool backends_added[XLB_MAX_BACKENDS];
 
 /* A table made in the rehearsal of a change (xlb_update_all_or_nothing). */
 struct made_table {
@@ -316,6 +318,8 @@ static int batch_write(struct xlb_instance *inst)
 				       batch.recs, batch.n);
 	/* Their next hops are seen to when the command closes. */
 	backends_written |= batch.n && !made.rehearsal;
+	for (i = 0; i < batch.n_new && !made.rehearsal; i++)
+		backends_added[batch.new_ids[i]] = true;
 	if (err)
 		p_err("cannot write %u backend records in %s/%s: %s", batch.n,
 		      inst->dir, XLB_MAP_BACKENDS, strerror(-err));
@@ -695,8 +699,9 @@ void xlb_update_close(struct xlb_instance *inst, struct xlb_state *st)
 {
 	/* One hook for every change of backends, made or half made. */
 	if (st && backends_written)
-		xlb_neigh_sync(inst, st);
+		xlb_neigh_sync(inst, st, backends_added);
 	backends_written = false;
+	memset(backends_added, 0, sizeof(backends_added));
 	xlb_state_free(st);
 	xlb_instance_close(inst);
 }
