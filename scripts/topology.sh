@@ -406,6 +406,9 @@ topo_down() {
 		while read -r pin; do
 			[[ $pin == xlb_* ]] && rm -f "$TOPO_DEFAULT_PINS/$pin"
 		done <"/run/xlb-topo/$TOPO_TAG/pins"
+		# Pinned by xlb after the attach (the record of the neighbour
+		# entries it made): this run's too, which began with no pins.
+		rm -f "$TOPO_DEFAULT_PINS/xlb_neigh"
 	fi
 	for m in /run/xlb-topo/"$TOPO_TAG"/bpffs-*; do
 		[[ -d $m ]] || continue
