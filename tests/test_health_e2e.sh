@@ -334,6 +334,9 @@ checker_start
 timed kill9_next_run_takes_it_out "$(bound $FALL)" all_k 1 out_of_table
 server_start 1
 timed kill9_next_run_brings_it_back "$(bound $RISE)" all_k 1 in_table
+line=$(grep -F "$tcp4 ${TOPO_BE4[1]} down -> up" "$CHK_LOG" | tail -n 1)
+echo "  log: $line"
+tl_check kill9_back_after_rise_good_probes grep -qF "($RISE of $RISE good)" <<<"$line"
 tl_check kill9_then_consistent consistent
 
 # ---- SIGTERM: a clean stop ----
