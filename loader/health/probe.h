@@ -91,7 +91,8 @@ typedef void (*xlb_probe_done_fn)(void *cookie,
  * Wait up to timeout_ms (0: do not wait; -1: until one finishes) and call
  * done for every probe that finished or timed out meanwhile. Returns how
  * many finished, or -errno (-EINTR when a signal came: the caller checks
- * its stop flag and calls again).
+ * its stop flag and calls again). With no probe in flight it returns 0 at
+ * once: there is nothing to wait for, and the caller sleeps as it likes.
  */
 int xlb_prober_poll(struct xlb_prober *p, int timeout_ms,
 		    xlb_probe_done_fn done, void *ctx);
