@@ -452,6 +452,55 @@ static void probe_without_the_path_reports_unreachable(void)
 	xlb_prober_free(p);
 }
 
+static int write_sysctl(const char *path, const char *value)
+{
+	FILE *f = fopen(path, "w");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	if (fputs(value, f) < 0)
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+/* IPv6 disabled on the device of the outer source: the IPv4 probes keep
+ * their path; the IPv6 ones fail at once (an unreachable route) instead
+ * of leaving unencapsulated by the main table. (Disabling IPv6 flushes
+ * the device's IPv6 addresses: this case comes after every IPv6 one.) */
+static void ipv6_disabled_on_the_device_leaves_ipv4(void)
+{
+	if (!real_setup() || !ASSERT_TRUE(!path, "the path is removed") ||
+	    !ASSERT_OK(write_sysctl("/proc/sys/net/ipv6/conf/hc0/disable_ipv6", "1"),
+		       "disable IPv6 on hc0") ||
+	    !ASSERT_OK(xlb_hc_path_install(PIN_DIR, NULL, &path),
+		       "install with IPv6 disabled on the device"))
+		return;
+	probe_leaves_as_the_datapath_sends(4, 4);
+	ASSERT_EQ(send_marked(6, XLB_HC_MARK_BASE | ID_BE4), -EHOSTUNREACH,
+		  "an IPv6 probe meets the unreachable route");
+	xlb_hc_path_remove(path);
+	path = NULL;
+}
+
+/* No family can be installed (the device down, IPv6 disabled on it): the
+ * install fails, and leaves no route or rule. */
+static void no_family_installable_fails(void)
+{
+	if (!real_setup() || !ASSERT_TRUE(!path, "the path is removed") ||
+	    !ASSERT_OK(write_sysctl("/proc/sys/net/ipv6/conf/hc0/disable_ipv6", "1"),
+		       "disable IPv6 on hc0") ||
+	    !ASSERT_OK(xlb_sandbox_ip("link set hc0 down\n"), "hc0 down"))
+		return;
+	ASSERT_TRUE(xlb_hc_path_install(PIN_DIR, NULL, &path) < 0, "install fails");
+	ASSERT_TRUE(!path, "no path");
+	ASSERT_EQ(send_marked(4, XLB_HC_MARK_BASE | ID_BE4), -ENETUNREACH,
+		  "nothing left in place");
+	ASSERT_OK(xlb_sandbox_ip("link set hc0 up\n"), "hc0 up");
+}
+
 TEST_MAIN(
 	TEST(what_is_not_a_probe_is_dropped_and_counted),
 	TEST(ipv4_probe_to_ipv4_backend),
@@ -461,4 +510,6 @@ TEST_MAIN(
 	TEST(real_path_counts_encapsulated_and_dropped),
 	TEST(removed_path_routes_nothing),
 	TEST(probe_without_the_path_reports_unreachable),
+	TEST(ipv6_disabled_on_the_device_leaves_ipv4),
+	TEST(no_family_installable_fails),
 )

@@ -186,7 +186,7 @@ static int rules_del(int nl, int family, char *why, size_t why_len)
 	return -EEXIST;
 }
 
-/* The table's default route through prog (add) or away (delete). */
+/* The table's default route through prog (add), or away (delete). */
 static void route_msg(struct nl_msg *m, int family, bool add, int ifindex,
 		      const void *src, int prog_fd)
 {
@@ -197,12 +197,15 @@ static void route_msg(struct nl_msg *m, int family, bool add, int ifindex,
 	m->rt.rtm_family = family;
 	m->rt.rtm_table = RT_TABLE_UNSPEC;	/* above 255: RTA_TABLE */
 	m->rt.rtm_protocol = RTPROT_STATIC;
+	nl_put32(m, RTA_TABLE, XLB_HC_TABLE);
+	if (!add) {
+		/* Any scope and type: the unreachable route goes too. */
+		m->rt.rtm_scope = RT_SCOPE_NOWHERE;
+		return;
+	}
 	/* As `ip route add default dev D` makes it: no gateway, on link. */
 	m->rt.rtm_scope = family == AF_INET ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
 	m->rt.rtm_type = RTN_UNICAST;
-	nl_put32(m, RTA_TABLE, XLB_HC_TABLE);
-	if (!add)
-		return;
 	nl_put32(m, RTA_OIF, ifindex);
 	if (src)
 		nl_put(m, RTA_PREFSRC, src, family == AF_INET ? 4 : 16);
@@ -214,6 +217,21 @@ static void route_msg(struct nl_msg *m, int family, bool add, int ifindex,
 	nl_nest_end(m, xmit);
 	nl_put32(m, LWT_BPF_XMIT_HEADROOM, XLB_HC_HEADROOM);
 	nl_nest_end(m, encap);
+}
+
+/* The table's default route of a family whose probes cannot be sent:
+ * `unreachable default`, so that they fail at once rather than leave
+ * unencapsulated by the main table's routes (to a router that would hand
+ * them back to the balancer, and to another backend than the one probed). */
+static void route_unreachable_msg(struct nl_msg *m, int family)
+{
+	nl_init(m, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE, sizeof(m->rt));
+	m->rt.rtm_family = family;
+	m->rt.rtm_table = RT_TABLE_UNSPEC;
+	m->rt.rtm_protocol = RTPROT_STATIC;
+	m->rt.rtm_scope = RT_SCOPE_UNIVERSE;
+	m->rt.rtm_type = RTN_UNREACHABLE;
+	nl_put32(m, RTA_TABLE, XLB_HC_TABLE);
 }
 
 /* ------------------------------------------------------------------ */
@@ -368,30 +386,49 @@ static int read_config(const struct xlb_hc_path *path, struct xlb_config *cfg)
 
 /* ------------------------------------------------------------------ */
 
+/* The rule to the table, replacing any copy a killed run left. */
+static int install_rule(int nl, int family, char *why, size_t why_len)
+{
+	struct nl_msg m;
+	int err;
+
+	err = rules_del(nl, family, why, why_len);
+	if (err)
+		return err;
+	rule_msg(&m, family, true);
+	return nl_talk(nl, &m, why, why_len);
+}
+
+/*
+ * The probe path of one family (the family of the VIPs probed): the route
+ * through the program, then the rule. A family the kernel refuses (IPv6
+ * disabled on the device, say) is skipped with a note: its probes are
+ * then sent nowhere (an unreachable route, where the kernel takes one),
+ * and each reports its failure as a result. Returns 0 when the family's
+ * probes can be sent, or the kernel's -errno.
+ */
 static int install_family(struct xlb_hc_path *path, int family,
 			  const struct hc_dev *dev, const void *src)
 {
+	const char *what = "route";
 	char why[256];
 	struct nl_msg m;
 	int err;
 
 	route_msg(&m, family, true, dev->ifindex, src, path->prog_fd);
 	err = nl_talk(path->nl, &m, why, sizeof(why));
-	if (err) {
-		p_err("cannot add the %s route of table %u over %s: %s%s",
-		      family_name(family), XLB_HC_TABLE, dev->name,
-		      strerror(-err), why);
-		return err;
-	}
-	err = rules_del(path->nl, family, why, sizeof(why));
 	if (!err) {
-		rule_msg(&m, family, true);
-		err = nl_talk(path->nl, &m, why, sizeof(why));
+		what = "rule";
+		err = install_rule(path->nl, family, why, sizeof(why));
+		if (!err)
+			return 0;
 	}
-	if (err)
-		p_err("cannot add the %s rule fwmark 0x%x/0x%x lookup %u: %s%s",
-		      family_name(family), XLB_HC_MARK_BASE, XLB_HC_MARK_MASK,
-		      XLB_HC_TABLE, strerror(-err), why);
+	p_info("xlb: no probe path for %s VIPs: cannot add its %s (table %u over %s): %s%s; their backends cannot be probed: each probe fails",
+	       family_name(family), what, XLB_HC_TABLE, dev->name,
+	       strerror(-err), why);
+	route_unreachable_msg(&m, family);
+	if (!nl_talk(path->nl, &m, why, sizeof(why)))
+		install_rule(path->nl, family, why, sizeof(why));
 	return err;
 }
 
@@ -411,7 +448,7 @@ int xlb_hc_path_install(const char *pin_dir, const char *obj_path,
 	struct xlb_hc_path *path;
 	struct xlb_config cfg;
 	struct hc_dev dev = {};
-	int err;
+	int err, err4;
 
 	path = calloc(1, sizeof(*path));
 	if (!path)
@@ -427,10 +464,13 @@ int xlb_hc_path_install(const char *pin_dir, const char *obj_path,
 		p_err("cannot open rtnetlink: %s", strerror(-err));
 		goto fail;
 	}
-	err = install_family(path, AF_INET, &dev, dev.has4 ? &cfg.src4 : NULL) ?:
-	      install_family(path, AF_INET6, &dev, dev.has6 ? cfg.src6 : NULL);
-	if (err)
+	err4 = install_family(path, AF_INET, &dev, dev.has4 ? &cfg.src4 : NULL);
+	err = install_family(path, AF_INET6, &dev, dev.has6 ? cfg.src6 : NULL);
+	if (err4 && err) {
+		p_err("cannot install the probe path over %s for either family (the notes above say why)",
+		      dev.name);
 		goto fail;
+	}
 	*out = path;
 	return 0;
 fail:
