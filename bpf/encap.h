@@ -26,14 +26,15 @@
 
 /*
  * Replace the L2 header (and VLAN tags) by Ethernet + outer IP header (and
- * UDP + GUE for a GUE backend). The next hop holds the Ethernet header as
+ * UDP + GUE for a GUE backend, naming prev). The next hop holds the Ethernet header as
  * two words; the second one's last two bytes land where the IP header
  * goes, which is written after it.
  */
 /* The outer IP, UDP and GUE headers, after the Ethernet header at data. */
 XLB_INLINE int xlb_encap_gue(void *data, void *end, const struct xlb_pkt *pkt,
 			     const struct xlb_backend *be,
-			     const struct xlb_config *cfg, __u64 hash)
+			     const struct xlb_config *cfg,
+			     const struct xlb_hist_entry *prev, __u64 hash)
 {
 	__u32 payload = pkt->l3_len + XLB_GUE_OVERHEAD;
 	struct udphdr *udp;
@@ -55,14 +56,15 @@ XLB_INLINE int xlb_encap_gue(void *data, void *end, const struct xlb_pkt *pkt,
 		xlb_write_ipv6_proto(ip6h, payload, pkt->tos, IPPROTO_UDP, be,
 				     cfg, hash);
 	}
-	xlb_write_gue(udp, pkt->l3_len, pkt->flow.family, cfg, NULL, hash);
+	xlb_write_gue(udp, pkt->l3_len, pkt->flow.family, cfg, prev, hash);
 	return 0;
 }
 
 XLB_INLINE int xlb_encap(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 			 const struct xlb_backend *be,
 			 const struct xlb_config *cfg,
-			 const struct xlb_nexthop *nh, __u64 hash)
+			 const struct xlb_nexthop *nh,
+			 const struct xlb_hist_entry *prev, __u64 hash)
 {
 	int delta = xlb_outer_len(be) - (pkt->l3_off - sizeof(struct ethhdr));
 	/* Bytes after the IP packet: Ethernet's padding of short frames, or
@@ -85,7 +87,7 @@ XLB_INLINE int xlb_encap(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 	eth[0] = nh->eth[0];
 	eth[1] = nh->eth[1];
 	if (be->flags & XLB_BE_F_GUE)
-		return xlb_encap_gue(data, end, pkt, be, cfg, hash);
+		return xlb_encap_gue(data, end, pkt, be, cfg, prev, hash);
 	if (be->family == XLB_AF_INET) {
 		struct iphdr *iph = data + sizeof(struct ethhdr);
 

@@ -125,11 +125,12 @@ XLB_INLINE void xlb_write_ipv6(struct ipv6hdr *ip6h, __u32 inner_len, __u8 tos,
  * The UDP checksum is 0, none: IPv4 allows it (RFC 768); over IPv6 it
  * is allowed for tunnels (RFC 6935, RFC 6936) and Linux's fou and
  * decap.bpf.c accept it; the inner packet carries its own checksums.
- * The GUE field names prev, the slot's previous backend (NULL: none).
+ * The GUE field names prev, the slot's previous owner (family
+ * XLB_AF_NONE: none, as for every tracked VIP's packet).
  */
 XLB_INLINE void xlb_write_gue(struct udphdr *udp, __u32 inner_len,
 			      __u8 inner_family, const struct xlb_config *cfg,
-			      const struct xlb_backend *prev, __u64 hash)
+			      const struct xlb_hist_entry *prev, __u64 hash)
 {
 	struct xlb_gue *g = (struct xlb_gue *)(udp + 1);
 	__u32 *w = (__u32 *)udp;
@@ -142,14 +143,9 @@ XLB_INLINE void xlb_write_gue(struct udphdr *udp, __u32 inner_len,
 			 (__u32)xlb_inner_proto(inner_family) << 16);
 	g->priv.magic = XLB_GUE_PRIV_MAGIC;
 	g->priv.hops = 0;
+	g->priv.family = prev->family;
 	g->priv.pad = 0;
-	if (prev) {
-		g->priv.family = prev->family;
-		__builtin_memcpy(g->priv.prev, prev->addr, sizeof(g->priv.prev));
-	} else {
-		g->priv.family = XLB_AF_NONE;
-		__builtin_memset(g->priv.prev, 0, sizeof(g->priv.prev));
-	}
+	__builtin_memcpy(g->priv.prev, prev->addr, sizeof(g->priv.prev));
 }
 
 #endif /* XLB_BPF_ENCAP_HDR_H */

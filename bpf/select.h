@@ -22,19 +22,32 @@
 
 #include "compiler.h"
 
-/* False when the flow is surely no VIP's: its destination's bit in the
- * VIP filter is clear. Before anything else, so that traffic sharing the
- * NIC with the VIPs costs the parse and this. */
-XLB_INLINE bool xlb_vip_maybe(const struct xlb_flow *flow)
+/* What the VIP filter says of a flow's destination. */
+enum xlb_vip_guess {
+	XLB_VIP_NONE,		/* surely no VIP's */
+	XLB_VIP_MAYBE,		/* maybe a VIP's */
+	XLB_VIP_MAYBE_STATELESS,	/* maybe a stateless VIP's */
+};
+
+/* XLB_VIP_NONE when the flow is surely no VIP's: its destination's bit in
+ * the VIP filter is clear. Before anything else, so that traffic sharing
+ * the NIC with the VIPs costs the parse and this. */
+XLB_INLINE enum xlb_vip_guess xlb_vip_maybe(const struct xlb_flow *flow)
 {
 	const struct xlb_vip_filter *f;
-	__u32 zero = 0;
+	__u32 zero = 0, bit;
 
 	f = bpf_map_lookup_elem(&xlb_vip_filter, &zero);
-	return !f || !f->ready ||
-	       xlb_vip_filter_has(f, xlb_vip_filter_bit(flow->dst, flow->dport,
-							 flow->proto,
-							 flow->family));
+	if (!f || !f->ready)
+		return XLB_VIP_MAYBE;
+	bit = xlb_vip_filter_bit(flow->dst, flow->dport, flow->proto,
+				 flow->family);
+	if (!xlb_vip_filter_has(f, bit))
+		return XLB_VIP_NONE;
+	if (f->ready & XLB_VIP_FILTER_STATELESS &&
+	    f->stateless[bit / 64] >> (bit % 64) & 1)
+		return XLB_VIP_MAYBE_STATELESS;
+	return XLB_VIP_MAYBE;
 }
 
 /*
@@ -99,6 +112,49 @@ XLB_INLINE int xlb_table_pick(const struct xlb_vip *vip, __u64 hash,
 	if (!e)
 		return -XLB_STAT_DROP_NO_TABLE;
 	*backend_id = e->id[slot % XLB_TABLE_IDS];
+	return 0;
+}
+
+/*
+ * A stateless VIP's pick: the backend id at slot hash mod M and, in
+ * *prev, the slot's previous owner (family XLB_AF_NONE when it has none),
+ * from the table with history (include/xlb.h). The entry's three
+ * elements are read one by one, as an array map's lookup gives one.
+ */
+XLB_INLINE int xlb_table_pick_prev(const struct xlb_vip *vip, __u64 hash,
+				   __u32 *backend_id,
+				   struct xlb_hist_entry *prev)
+{
+	const struct xlb_table_elem *e;
+	__u32 slot, elem, entry, i;
+	xlb_word *to = (xlb_word *)prev;
+	void *table;
+
+	table = bpf_map_lookup_elem(&xlb_tables, &vip->id);
+	if (!table || vip->table_size == 0)
+		return -XLB_STAT_DROP_NO_TABLE;
+	slot = (__u32)hash % vip->table_size;
+	elem = 1 + slot / XLB_HIST_SLOTS;
+	e = bpf_map_lookup_elem(table, &elem);
+	if (!e)
+		return -XLB_STAT_DROP_NO_TABLE;
+	*backend_id = e->id[slot % XLB_HIST_SLOTS * 2];
+	entry = e->id[slot % XLB_HIST_SLOTS * 2 + 1];
+	if (!entry)
+		return 0;
+	elem = XLB_HIST_BASE(vip->table_size) + (entry - 1) * XLB_HIST_ELEMS;
+	for (i = 0; i < XLB_HIST_ELEMS; i++) {
+		__u32 at = elem + i;
+
+		e = bpf_map_lookup_elem(table, &at);
+		/* Beyond the table: a previous owner the loader never
+		 * wrote, so none. */
+		if (!e) {
+			prev->family = XLB_AF_NONE;
+			return 0;
+		}
+		to[i] = *(const xlb_word *)e;
+	}
 	return 0;
 }
 

@@ -3,7 +3,9 @@
  * xlb: XDP layer-4 load balancer. A packet is parsed; an established
  * flow's goes to the backend its connection-table entry names, any other
  * packet for a VIP to the backend at its flow's hash mod M in the VIP's
- * table; either is encapsulated and sent towards that backend. Anything
+ * table; either is encapsulated and sent towards that backend. A
+ * stateless VIP's packets skip the connection table: each goes to its
+ * slot's backend, with the slot's previous owner named in GUE. Anything
  * else goes to the kernel untouched, but what is addressed to a VIP
  * address, which the kernel would only route back, is dropped. Each stage
  * returns 0 or a negative reason (enum xlb_stat) and xlb_account() counts
@@ -35,14 +37,20 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	const struct xlb_vip *vip;
 	struct xlb_pkt pkt = {};
 	const struct xlb_nexthop *nh;
+	struct xlb_hist_entry prev = { .family = XLB_AF_NONE };
+	enum xlb_vip_guess guess = XLB_VIP_NONE;
 	__u32 zero = 0, tot_len;
 	struct xlb_ct ct;
 	__u64 hash = 0;
+	bool stateless;
 	int err;
 
 	err = xlb_parse(ctx, &pkt);
-	if (!err && !xlb_vip_maybe(&pkt.flow))
-		err = -XLB_STAT_PASS_NOT_VIP;
+	if (!err) {
+		guess = xlb_vip_maybe(&pkt.flow);
+		if (guess == XLB_VIP_NONE)
+			err = -XLB_STAT_PASS_NOT_VIP;
+	}
 	if (err)
 		return xlb_not_vip(&pkt.flow, err);
 	XLB_STAGE_END(XLB_STAGE_PARSE);
@@ -53,32 +61,47 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	/* One clock read serves the connection table and the FIB cache. */
 	ct.now = xlb_now();
 
+	/* A stateless VIP's packet never touches the connection table: the
+	 * filter names its destination, the VIP comes first. */
+	vip = guess == XLB_VIP_MAYBE_STATELESS ? xlb_vip_lookup(&pkt.flow) : NULL;
+	stateless = vip && vip->flags & XLB_VIP_F_STATELESS;
 	/* The backend: an established flow's is in the connection table,
 	 * with the flow's hash, and the flow's VIP is its backend's... */
-	be = xlb_ct_lookup(ctx, &pkt, cfg, &ct, backend_id, &hash);
+	be = stateless ? NULL :
+	     xlb_ct_lookup(ctx, &pkt, cfg, &ct, backend_id, &hash);
 	XLB_STAGE_END(XLB_STAGE_CONNTRACK);
 	if (be) {
 		*vip_id = be->vip_id;
 	} else {
 		/* ...any other flow of a VIP goes where the VIP's table says
 		 * for its hash, and the connection table records it. */
-		vip = xlb_vip_lookup(&pkt.flow);
-		if (!vip)
-			return xlb_not_vip(&pkt.flow, -XLB_STAT_PASS_NOT_VIP);
+		if (!vip) {
+			vip = xlb_vip_lookup(&pkt.flow);
+			if (!vip)
+				return xlb_not_vip(&pkt.flow,
+						   -XLB_STAT_PASS_NOT_VIP);
+			/* The filter did not say (a stale filter): after a
+			 * connection-table miss, which wrote no slot. */
+			stateless = vip->flags & XLB_VIP_F_STATELESS;
+		}
 		*vip_id = vip->id;
 		if (!(cfg->flags & XLB_CFG_F_INITIALIZED))
 			return -XLB_STAT_DROP_NO_CONFIG;
-		xlb_ct_missed(ctx);
+		if (!stateless)
+			xlb_ct_missed(ctx);
 		XLB_STAGE_END(XLB_STAGE_VIP);
 		hash = xlb_flow_hash(&pkt.flow, cfg->hash_key);
 		XLB_STAGE_END(XLB_STAGE_HASH);
-		err = xlb_table_pick(vip, hash, backend_id);
+		err = stateless ? xlb_table_pick_prev(vip, hash, backend_id, &prev) :
+				  xlb_table_pick(vip, hash, backend_id);
 		if (err)
 			return err;
 		be = xlb_backend_get(*backend_id, vip);
 		if (!be)
 			return -XLB_STAT_DROP_NO_BACKEND;
-		xlb_ct_record(ctx, &pkt, cfg, &ct, *backend_id, be, hash);
+		if (!stateless)
+			xlb_ct_record(ctx, &pkt, cfg, &ct, *backend_id, be,
+				      hash);
 		XLB_STAGE_END(XLB_STAGE_TABLE);
 	}
 
@@ -94,7 +117,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 		return err;
 	XLB_STAGE_END(XLB_STAGE_NEXTHOP);
 
-	err = xlb_encap(ctx, &pkt, be, cfg, nh, hash);
+	err = xlb_encap(ctx, &pkt, be, cfg, nh, &prev, hash);
 	if (err)
 		return err;
 	if (nh->ifindex == ctx->ingress_ifindex)

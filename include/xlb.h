@@ -106,6 +106,35 @@ XLB_STATIC_ASSERT(XLB_MAX_BACKENDS <= 65536, "backend ids fit 16 bits");
 #define XLB_TABLE_ELEMS(m)	(1 + ((m) + XLB_TABLE_IDS - 1) / XLB_TABLE_IDS)
 
 /*
+ * A stateless VIP's table (XLB_VIP_F_STATELESS) holds each slot's previous
+ * owner beside its backend, so that one element read gives both: the
+ * header's id[2] is XLB_TABLE_F_HISTORY and id[3] the number n of history
+ * entries; slot k lives in element 1 + k / 2, its backend id at
+ * id[k % 2 * 2] and the number of its history entry at id[k % 2 * 2 + 1]
+ * (0: none). Entry i (from 1) fills the XLB_HIST_ELEMS elements from
+ * XLB_HIST_BASE(m) + (i - 1) * XLB_HIST_ELEMS. An entry names the
+ * previous owner by address, so it outlives the owner's record (a backend
+ * deleted while it drains), and is shared by every slot that changed from
+ * it at the same time.
+ */
+#define XLB_TABLE_F_HISTORY	1
+#define XLB_HIST_SLOTS		2	/* slots to an element */
+#define XLB_HIST_BASE(m)	(1 + ((m) + XLB_HIST_SLOTS - 1) / XLB_HIST_SLOTS)
+#define XLB_HIST_ELEMS		3
+#define XLB_HIST_MAX		65535	/* entries of a table */
+#define XLB_HIST_TABLE_ELEMS(m, n) (XLB_HIST_BASE(m) + (n) * XLB_HIST_ELEMS)
+
+struct xlb_hist_entry {
+	__be32 addr[4];		/* the previous owner; IPv4 in addr[0] */
+	__u8 family;		/* enum xlb_family */
+	__u8 pad[3];		/* zero */
+	__u32 since;		/* when the slots changed: Unix time, seconds */
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_hist_entry) ==
+		  XLB_HIST_ELEMS * sizeof(struct xlb_table_elem),
+		  "xlb_hist_entry layout");
+
+/*
  * The VIP filter (include/vip_filter.h): one bit per hash of a destination
  * (address, port, protocol, family), set for every VIP, so that a packet
  * of no VIP leaves the datapath before any lookup. A bit can be shared, by
@@ -113,10 +142,17 @@ XLB_STATIC_ASSERT(XLB_MAX_BACKENDS <= 65536, "backend ids fit 16 bits");
  */
 #define XLB_VIP_FILTER_BITS	65536
 struct xlb_vip_filter {
-	__u64 ready;		/* 0: never written, let every packet through */
+	__u64 ready;		/* 0: never written, let every packet through;
+				 * else XLB_VIP_FILTER_* */
 	__u64 bits[XLB_VIP_FILTER_BITS / 64];
+	/* The bits of the stateless VIPs, read only when ready has
+	 * XLB_VIP_FILTER_STATELESS: their packets skip the connection
+	 * table (a tracked VIP sharing a bit is told by its flags). */
+	__u64 stateless[XLB_VIP_FILTER_BITS / 64];
 };
-XLB_STATIC_ASSERT(sizeof(struct xlb_vip_filter) == 8 + XLB_VIP_FILTER_BITS / 8,
+#define XLB_VIP_FILTER_READY		(1ULL << 0)
+#define XLB_VIP_FILTER_STATELESS	(1ULL << 1)	/* some VIP is stateless */
+XLB_STATIC_ASSERT(sizeof(struct xlb_vip_filter) == 8 + XLB_VIP_FILTER_BITS / 4,
 		  "xlb_vip_filter layout");
 
 /*
@@ -140,8 +176,8 @@ struct xlb_vip {
 };
 XLB_STATIC_ASSERT(sizeof(struct xlb_vip) == 16, "xlb_vip layout");
 
-/* VIP flags. DIRTY is the loader's; the datapath reads the others'
- * copies in the VIP's backend records (XLB_BE_F_GUE), since a flow the
+/* VIP flags. DIRTY is the loader's; the datapath reads STATELESS, and
+ * GUE in the VIP's backend records (XLB_BE_F_GUE), since a flow the
  * connection table knows finds its backend without the VIP. */
 #define XLB_VIP_F_DIRTY		(1U << 0)	/* the loader is changing the VIP's
 						 * backends: its table may lag the
@@ -149,8 +185,13 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_vip) == 16, "xlb_vip layout");
 						 * command rebuilds it */
 #define XLB_VIP_F_GUE		(1U << 1)	/* encapsulate in GUE (include/gue.h),
 						 * not IPIP / IPv6-in-IP */
+#define XLB_VIP_F_STATELESS	(1U << 2)	/* no connection table: each packet
+						 * goes to its slot's backend with
+						 * the slot's previous owner named
+						 * in GUE (needs XLB_VIP_F_GUE); the
+						 * table holds the history */
 /* The VIP flags a command or a file sets: its way of forwarding. */
-#define XLB_VIP_F_MODE		XLB_VIP_F_GUE
+#define XLB_VIP_F_MODE		(XLB_VIP_F_GUE | XLB_VIP_F_STATELESS)
 
 /* Backend flags. */
 #define XLB_BE_F_IN_USE		(1U << 0)	/* slot allocated; flows may be sent here */
@@ -209,9 +250,13 @@ struct xlb_config {
 				 * flow hash seed, so entries outlive a reseed */
 	__be16 gue_port;	/* GUE's UDP destination port; 0: the default
 				 * (XLB_GUE_DEFAULT_PORT, include/gue.h) */
-	__u8 pad[6];		/* zero */
+	__u16 pad;		/* zero */
+	__u32 history_s;	/* how long a stateless VIP's table keeps a
+				 * slot's previous owner; 0: the default
+				 * (the loader's, the datapath reads none) */
 };
 XLB_STATIC_ASSERT(sizeof(struct xlb_config) == 72, "xlb_config layout");
+#define XLB_HISTORY_DEFAULT_S		300
 
 /* Connection-table defaults, used where the setting is 0. */
 #define XLB_CT_DEFAULT_SIZE		262144	/* entries of xlb_conntrack */

@@ -56,7 +56,7 @@ tl_check apply_leaves_the_addresses_of_its_vips test "$(addrs)" == "c0000214 04 
 
 # A stale filter (what an older xlb or a fresh `ip link` load leaves):
 # ready, and empty. The datapath takes the VIP's packets for no VIP's...
-printf '01 00 00 00 00 00 00 00 %s' "$(printf '00 %.0s' $(seq 8192))" > "$TMP/stale.hex"
+printf '01 00 00 00 00 00 00 00 %s' "$(printf '00 %.0s' $(seq 16384))" > "$TMP/stale.hex"
 bpftool map update pinned "$PIN/xlb_vip_filter" key 0 0 0 0 value hex $(cat "$TMP/stale.hex")
 ip -n "$PEER" addr add 198.51.100.2/24 dev v1
 ip -n "$NS" addr add 198.51.100.1/24 dev v0

@@ -11,7 +11,9 @@
  *     "config": { "seed": "HEX", "src4": "ADDR", "src6": "ADDR",
  *                 "udp_timeout": S, ... every setting of `xlb config` },
  *     "vips": [ { "vip": "ADDR:PORT/PROTO", "table_size": M,
- *                 "encap": "ipip" | "gue",
+ *                 "encap": "ipip" | "gue", "mode": "tracked" | "stateless",
+ *                 "history": [ { "prev": ADDR, "since": S,
+ *                                "slots": [[FIRST, LAST], ...] } ],
  *                 "health": { "kind": "http", "interval_ms": MS, ... },
  *                 "backends": [ { "addr": "ADDR", "weight": W,
  *                                 "health": { ... } } ] } ]
@@ -19,7 +21,10 @@
  *
  * Settings absent from "config" keep their value; "vips" lists every VIP
  * (those not listed are deleted), and when absent VIPs are left alone.
- * A VIP's "encap" absent is ipip, the default.
+ * A VIP's "encap" absent is ipip, the default ("mode": "stateless" makes
+ * it gue), "mode" absent tracked; a stateless VIP's "history" (the
+ * previous owners of its slots, history.h) is written as it is, and when
+ * absent the history is carried over the change.
  * A VIP's or backend's "health" is all its health settings (absent: none
  * set); a backend's health as found by the checker (DOWN, EVICT) is
  * runtime state, neither in the file nor changed by it.
@@ -41,6 +46,7 @@
 #include "cmd.h"
 #include "hc_store.h"
 #include "settings.h"
+#include "history.h"
 #include "update.h"
 #include "vip_mode.h"
 
@@ -51,6 +57,7 @@ struct file_vip {
 	struct xlb_vip_key key;
 	__u32 m;
 	__u32 mode;		/* XLB_VIP_F_MODE flags */
+	struct xlb_history hist;	/* slot NULL: none given */
 	struct xlb_want *want;
 	size_t n;
 	struct xlb_hc_config hc;	/* the VIP's health settings */
@@ -309,7 +316,8 @@ static int check_vip(struct desired *d, struct json_object *o,
 		     struct file_vip *fv)
 {
 	struct json_object *backends = NULL;
-	bool have_vip = false;
+	struct json_object *history = NULL;
+	bool have_vip = false, encap = false;
 	char at[256];
 	const char *text = NULL, *why = NULL;
 	size_t i;
@@ -344,6 +352,15 @@ static int check_vip(struct desired *d, struct json_object *o,
 			if (xlb_encap_parse(text, &fv->mode, &why))
 				return bad(d, at, "bad encapsulation '%s': %s",
 					   text, why);
+			encap = true;
+		} else if (!strcmp(key, "mode")) {
+			err = get_string(d, val, at, &text);
+			if (err)
+				return err;
+			if (xlb_mode_parse(text, &fv->mode, &why))
+				return bad(d, at, "bad mode '%s': %s", text, why);
+		} else if (!strcmp(key, "history")) {
+			history = val;
 		} else if (!strcmp(key, "backends")) {
 			if (!json_object_is_type(val, json_type_array))
 				return bad(d, at, "must be an array");
@@ -358,6 +375,23 @@ static int check_vip(struct desired *d, struct json_object *o,
 	}
 	if (!have_vip)
 		return bad(d, fv->where, "missing \"vip\"");
+	if (fv->mode & XLB_VIP_F_STATELESS && !encap)
+		fv->mode |= XLB_VIP_F_GUE;
+	if (xlb_vip_mode_check(fv->mode, &why))
+		return bad(d, fv->where, "%s", why);
+	if (history) {
+		size_t i;
+
+		snprintf(at, sizeof(at), "%s.history", fv->where);
+		if (!(fv->mode & XLB_VIP_F_STATELESS))
+			return bad(d, at, "only a stateless VIP has a history");
+		if (xlb_history_init(&fv->hist, fv->m)) {
+			p_err("out of memory");
+			return -ENOMEM;
+		}
+		if (xlb_history_from_json(history, &fv->hist, &why, &i))
+			return bad(d, at, "[%zu]: %s", i, why);
+	}
 	fv->n = backends ? json_object_array_length(backends) : 0;
 	if (fv->n > XLB_BACKEND_IDS)
 		return bad(d, fv->where, "%zu backends: the limit is %d over all VIPs",
@@ -537,6 +571,8 @@ static int converge(struct xlb_instance *inst, struct xlb_state *st,
 	for (i = 0; i < d->n_vips; i++) {
 		err = xlb_vip_converge_mode(inst, st, &d->vips[i].key,
 					    d->vips[i].m, d->vips[i].mode,
+					    d->vips[i].hist.slot ?
+					    &d->vips[i].hist : NULL,
 					    d->vips[i].want, d->vips[i].n) ?:
 		      converge_health(inst, st, &d->vips[i]);
 		if (err)
@@ -552,6 +588,7 @@ static void desired_free(struct desired *d)
 	for (i = 0; i < d->n_vips; i++) {
 		free(d->vips[i].want);
 		free(d->vips[i].be_hc);
+		xlb_history_free(&d->vips[i].hist);
 	}
 	free(d->vips);
 	json_object_put(d->root);
@@ -566,6 +603,9 @@ static int apply_help(void)
 	       "              with _ for -},\n"
 	       "   \"vips\": [{\"vip\": \"ADDR:PORT/PROTO\", \"table_size\": M,\n"
 	       "             \"encap\": \"ipip\" | \"gue\",\n"
+	       "             \"mode\": \"tracked\" | \"stateless\",\n"
+	       "             \"history\": [{\"prev\": ADDR, \"since\": S,\n"
+	       "                          \"slots\": [[FIRST, LAST], ...]}],\n"
 	       "             \"health\": {\"kind\": \"tcp\", \"interval_ms\": MS, ...},\n"
 	       "             \"backends\": [{\"addr\": ADDR, \"weight\": W,\n"
 	       "                           \"health\": {...}}]}]}\n"

@@ -31,6 +31,8 @@ static int config_help(void)
 	       "                      `xlb attach` (1024 to 67108864)\n"
 	       "  gue-port P          UDP port of GUE (VIPs with --encap gue); the\n"
 	       "                      backends' decap.bpf.o must use the same\n"
+	       "  history S           how long a stateless VIP's table names a slot's\n"
+	       "                      previous backend after a change, seconds\n"
 	       "                      (0 for any of these: the default, see xlb(8))\n");
 	return 0;
 }

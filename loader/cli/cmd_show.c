@@ -31,6 +31,7 @@
 #include "settings.h"
 #include "state.h"
 #include "table_map.h"
+#include "history.h"
 #include "vip_mode.h"
 
 /* What the live table of one VIP holds. */
@@ -40,6 +41,7 @@ struct live_table {
 	__u32 *count;		/* slots per backend id */
 	__u32 unassigned;	/* slots naming no live backend of the VIP */
 	__u64 fingerprint;
+	struct xlb_history hist;	/* a stateless VIP's, sorted */
 };
 
 static int read_live(const struct xlb_instance *inst,
@@ -54,11 +56,13 @@ static int read_live(const struct xlb_instance *inst,
 	t->count = calloc(XLB_MAX_BACKENDS, sizeof(*t->count));
 	if (!t->count)
 		return -ENOMEM;
-	err = xlb_table_read(inst->tables_fd, v->vip.id, &t->slots, &t->m);
+	err = xlb_table_read_hist(inst->tables_fd, v->vip.id, &t->slots, &t->m,
+				  &t->hist);
 	if (err == -ENOENT)
 		return 0;
 	if (err)
 		return err;
+	xlb_history_sort(&t->hist);
 	for (i = 0; i < t->m; i++) {
 		id = t->slots[i];
 		b = id < XLB_MAX_BACKENDS ? &st->backends[id] : NULL;
@@ -68,8 +72,10 @@ static int read_live(const struct xlb_instance *inst,
 		else
 			t->unassigned++;
 	}
+	/* The previous owners too: they choose where a packet goes next. */
 	if (t->m == v->vip.table_size)
-		t->fingerprint = xlb_state_fingerprint(st, v, t->slots);
+		t->fingerprint = xlb_history_fingerprint(
+			xlb_state_fingerprint(st, v, t->slots), &t->hist);
 	return 0;
 }
 
@@ -77,6 +83,7 @@ static void free_live(struct live_table *t)
 {
 	free(t->slots);
 	free(t->count);
+	xlb_history_free(&t->hist);
 }
 
 static const struct xlb_hc_config no_health;
@@ -247,6 +254,10 @@ static struct json_object *vip_json(const struct xlb_state *st,
 			       json_object_new_int64(v->vip.table_size));
 	json_object_object_add(o, "encap", json_object_new_string(
 		xlb_encap_str(v->vip.flags)));
+	json_object_object_add(o, "mode", json_object_new_string(
+		xlb_mode_str(v->vip.flags)));
+	if (v->vip.flags & XLB_VIP_F_STATELESS)
+		json_object_object_add(o, "history", xlb_history_json(&t->hist));
 	hc = xlb_hc_json(&h->vip);
 	if (hc)
 		json_object_object_add(o, "health", hc);
@@ -294,6 +305,22 @@ static struct json_object *vip_json(const struct xlb_state *st,
 	return o;
 }
 
+/* A stateless VIP's previous owners: one line each, with its time (Unix
+ * seconds, as -j and apply have it) and how many slots name it. */
+static void history_print(FILE *f, const struct xlb_history *h)
+{
+	char text[XLB_ADDR_STRLEN];
+	__u32 i, k, slots;
+
+	for (i = 0; i < h->n; i++) {
+		for (k = slots = 0; k < h->m; k++)
+			slots += h->slot[k] == i + 1;
+		fprintf(f, "\tprevious %s since %u slots %u\n",
+			xlb_addr_str(h->e[i].addr, h->e[i].family, text,
+				     sizeof(text)), h->e[i].since, slots);
+	}
+}
+
 static void vip_print(FILE *f, const struct xlb_state *st,
 		      const struct xlb_state_vip *v,
 		      const struct live_table *t, const __u32 *ids, size_t n,
@@ -313,9 +340,11 @@ static void vip_print(FILE *f, const struct xlb_state *st,
 		fprintf(f, " no-table");
 	if (t->unassigned && n)
 		fprintf(f, " slots-without-backend %u", t->unassigned);
-	/* The default, ipip, goes without saying. */
+	/* The defaults, ipip and tracked, go without saying. */
 	if (v->vip.flags & XLB_VIP_F_GUE)
 		fprintf(f, " encap %s", xlb_encap_str(v->vip.flags));
+	if (v->vip.flags & XLB_VIP_F_STATELESS)
+		fprintf(f, " mode %s", xlb_mode_str(v->vip.flags));
 	xlb_hc_print(f, &h->vip);
 	if (h->fail_open)
 		fprintf(f, " fail-open (every backend is down: none left out)");
@@ -343,6 +372,7 @@ static void vip_print(FILE *f, const struct xlb_state *st,
 		nexthop_print(f, st, be);
 		fputc('\n', f);
 	}
+	history_print(f, &t->hist);
 }
 
 /* A VIP whose record cannot be right: what is wrong, and nothing of a

@@ -12,8 +12,8 @@
 #include "update.h"
 #include "vip_mode.h"
 
-#define VIP_ADD_USAGE "xlb vip add VIP [--table-size M] [--encap ENCAP] " XLB_HC_OPTS_USAGE
-#define VIP_SET_USAGE "xlb vip set VIP [--encap ENCAP] HEALTH..."
+#define VIP_ADD_USAGE "xlb vip add VIP [--table-size M] [--encap ENCAP] [--mode MODE] " XLB_HC_OPTS_USAGE
+#define VIP_SET_USAGE "xlb vip set VIP [--encap ENCAP] [--mode MODE] HEALTH..."
 #define VIP_DEL_USAGE "xlb vip del VIP"
 
 static int vip_help(void)
@@ -29,6 +29,10 @@ static int vip_help(void)
 	       "ENCAP := ipip (the default: IPIP, or IPv6-in-IP to IPv6 backends) or\n"
 	       "       gue (IP in UDP to the gue-port setting, with the second-chance\n"
 	       "       field; backends decapsulate with decap.bpf.o or fou)\n"
+	       "MODE  := tracked (the default: the connection table keeps each flow's\n"
+	       "       backend) or stateless (no per-flow state: each packet goes to\n"
+	       "       its slot's backend, with the slot's previous backend named for\n"
+	       "       the backend's decap.bpf.o to pass it on; implies --encap gue)\n"
 	       "%s"
 	       "A new VIP has no backends: add them with `xlb backend add`.\n"
 	       "`xlb vip set` changes what it is given, the rest stays.\n"
@@ -74,22 +78,57 @@ static int vip_health_check(const struct xlb_instance *inst,
 	return 0;
 }
 
-/* --encap into a struct vip_mode_opt. */
+/* --encap and --mode: the XLB_VIP_F_MODE bits they set and clear. */
 struct vip_mode_opt {
-	__u32 flags;		/* XLB_VIP_F_MODE bits */
-	bool given;
+	__u32 set, clear;
+	bool encap, mode;	/* given */
 };
 
-static int opt_encap(const char *opt, const char *value, void *dest)
+static int mode_opt(const char *opt, const char *value, void *dest,
+		    int (*parse)(const char *, __u32 *, const char **),
+		    __u32 bit)
 {
 	struct vip_mode_opt *m = dest;
 	const char *why;
+	__u32 flags = 0;
 
-	if (xlb_encap_parse(value, &m->flags, &why)) {
+	if (parse(value, &flags, &why)) {
 		p_err("%s '%s': %s", opt, value, why);
 		return -EINVAL;
 	}
-	m->given = true;
+	m->set = (m->set & ~bit) | (flags & bit);
+	m->clear = (m->clear & ~bit) | (~flags & bit);
+	return 0;
+}
+
+static int opt_encap(const char *opt, const char *value, void *dest)
+{
+	((struct vip_mode_opt *)dest)->encap = true;
+	return mode_opt(opt, value, dest, xlb_encap_parse, XLB_VIP_F_GUE);
+}
+
+static int opt_mode(const char *opt, const char *value, void *dest)
+{
+	((struct vip_mode_opt *)dest)->mode = true;
+	return mode_opt(opt, value, dest, xlb_mode_parse, XLB_VIP_F_STATELESS);
+}
+
+/* The mode flags of a VIP that had flags, after the options: stateless
+ * brings GUE unless --encap says otherwise, which is refused. Returns 0
+ * or -EINVAL after p_err(). */
+static int vip_mode_flags(const struct vip_mode_opt *o, const char *name,
+			  __u32 flags, __u32 *out)
+{
+	const char *why;
+
+	flags = (flags & XLB_VIP_F_MODE & ~o->clear) | o->set;
+	if (o->set & XLB_VIP_F_STATELESS && !o->encap)
+		flags |= XLB_VIP_F_GUE;
+	if (xlb_vip_mode_check(flags, &why)) {
+		p_err("VIP %s: %s", name, why);
+		return -EINVAL;
+	}
+	*out = flags;
 	return 0;
 }
 
@@ -103,20 +142,23 @@ static int vip_add(int argc, char **argv)
 	struct xlb_state *st;
 	struct vip_mode_opt mode = {};
 	struct xlb_hc_opts h;
-	struct xlb_opt opts[XLB_HC_SETTINGS + 3] = {
+	struct xlb_opt opts[XLB_HC_SETTINGS + 4] = {
 		XLB_OPT_FN("--table-size", xlb_opt_table_size, &m),
 		XLB_OPT_FN("--encap", opt_encap, &mode),
+		XLB_OPT_FN("--mode", opt_mode, &mode),
 	};
+	__u32 flags;
 	int err;
 
-	xlb_hc_opts_table(opts + 2, &h);
+	xlb_hc_opts_table(opts + 3, &h);
 	err = xlb_cmd_args(opts, &argc, argv, vip_help, 1, VIP_ADD_USAGE);
 	if (!err)
 		err = xlb_vip_arg(argv[0], &key);
 	if (err)
 		return err;
 	xlb_vip_str(&key, name, sizeof(name));
-	err = vip_health_check(NULL, NULL, name, 0, &h.c);
+	err = vip_health_check(NULL, NULL, name, 0, &h.c) ?:
+	      vip_mode_flags(&mode, name, 0, &flags);
 	if (err)
 		return err;
 
@@ -131,7 +173,7 @@ static int vip_add(int argc, char **argv)
 	err = xlb_vip_check(st, &key, m, NULL, 0, xlb_vips_free(st),
 			    xlb_backend_ids_free(st), name);
 	if (!err)
-		err = xlb_vip_converge_mode(&inst, st, &key, m, mode.flags,
+		err = xlb_vip_converge_mode(&inst, st, &key, m, flags, NULL,
 					    NULL, 0);
 	v = err ? NULL : xlb_state_vip_find(st, &key);
 	if (v)
@@ -151,7 +193,7 @@ static int vip_set_mode(struct xlb_instance *inst, struct xlb_state *st,
 
 	n = xlb_vip_wants(st, v->vip.id, want);
 	return xlb_vip_converge_mode(inst, st, &key, v->vip.table_size,
-				     mode, want, n);
+				     mode, NULL, want, n);
 }
 
 static int vip_set(int argc, char **argv)
@@ -164,18 +206,20 @@ static int vip_set(int argc, char **argv)
 	struct xlb_state *st;
 	struct vip_mode_opt mode = {};
 	struct xlb_hc_opts h;
-	struct xlb_opt opts[XLB_HC_SETTINGS + 2] = {
+	struct xlb_opt opts[XLB_HC_SETTINGS + 3] = {
 		XLB_OPT_FN("--encap", opt_encap, &mode),
+		XLB_OPT_FN("--mode", opt_mode, &mode),
 	};
+	__u32 flags;
 	int err;
 
-	xlb_hc_opts_table(opts + 1, &h);
+	xlb_hc_opts_table(opts + 2, &h);
 	err = xlb_cmd_args(opts, &argc, argv, vip_help, 1, VIP_SET_USAGE);
 	if (!err)
 		err = xlb_vip_arg(argv[0], &key);
 	if (err)
 		return err;
-	if (!h.given && !mode.given) {
+	if (!h.given && !mode.encap && !mode.mode) {
 		p_err("nothing to set; usage: %s", VIP_SET_USAGE);
 		return -EINVAL;
 	}
@@ -195,12 +239,13 @@ static int vip_set(int argc, char **argv)
 	if (err)
 		goto out;
 	xlb_hc_overlay(&c, &h.c, h.given);
-	err = vip_health_check(&inst, st, name, v->vip.id, &c);
+	err = vip_health_check(&inst, st, name, v->vip.id, &c) ?:
+	      vip_mode_flags(&mode, name, v->vip.flags, &flags);
 	if (err)
 		goto out;
 	/* Checked whole before the first write. */
-	if (mode.given)
-		err = vip_set_mode(&inst, st, v, mode.flags);
+	if (mode.encap || mode.mode)
+		err = vip_set_mode(&inst, st, v, flags);
 	if (!err && h.given)
 		err = xlb_hc_vip_write(&inst, st, v->vip.id, &c);
 out:

@@ -37,6 +37,7 @@ static const struct xlb_setting settings[] = {
 	{ "conntrack-size", "conntrack_size", NUMBER, AT(ct_size),
 	  XLB_CT_MAX_SIZE, XLB_CT_MIN_SIZE, true },
 	{ "gue-port",      "gue_port",      PORT,   AT(gue_port),      65535, 0, false },
+	{ "history",       "history",       NUMBER, AT(history_s),     604800, 0, false },
 };
 
 #define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))

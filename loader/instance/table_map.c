@@ -16,15 +16,19 @@
  *
  * The layout is include/xlb.h's struct xlb_table_elem: a header holding
  * M, then four 16-bit backend ids to an 8-byte element (an array map
- * rounds every value up to 8 bytes, as mmap() shows it).
+ * rounds every value up to 8 bytes, as mmap() shows it); a stateless
+ * VIP's table has two slots to an element, each with its history entry,
+ * and the entries after them.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include "xlb.h"
+#include "history.h"
 #include "table_map.h"
 
 static size_t table_bytes(__u32 elems)
@@ -35,19 +39,22 @@ static size_t table_bytes(__u32 elems)
 	       page * page;
 }
 
-int xlb_table_create(const __u32 *slots, __u32 m)
+int xlb_table_create_hist(const __u32 *slots, const struct xlb_history *h,
+			  __u32 m)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts,
 		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	__u32 i, elems = XLB_TABLE_ELEMS(m);
+	__u32 i, elems;
 	struct xlb_table_elem *mem;
 	int fd, err;
 
-	if (m < XLB_MIN_TABLE_SIZE || m > XLB_MAX_TABLE_SIZE)
+	if (m < XLB_MIN_TABLE_SIZE || m > XLB_MAX_TABLE_SIZE ||
+	    (h && (h->m != m || h->n > XLB_HIST_MAX)))
 		return -EINVAL;
 	for (i = 0; i < m; i++)
-		if (slots[i] >= XLB_MAX_BACKENDS)
+		if (slots[i] >= XLB_MAX_BACKENDS || (h && h->slot[i] > h->n))
 			return -EINVAL;
+	elems = h ? XLB_HIST_TABLE_ELEMS(m, h->n) : XLB_TABLE_ELEMS(m);
 
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xlb_table", sizeof(__u32),
 			    sizeof(*mem), elems, &opts);
@@ -63,8 +70,19 @@ int xlb_table_create(const __u32 *slots, __u32 m)
 	 * XLB_BACKEND_NONE, and no slot reaches it. */
 	mem[0].id[0] = m & 0xffff;
 	mem[0].id[1] = m >> 16;
-	for (i = 0; i < m; i++)
-		mem[1 + i / XLB_TABLE_IDS].id[i % XLB_TABLE_IDS] = slots[i];
+	if (h) {
+		mem[0].id[2] = XLB_TABLE_F_HISTORY;
+		mem[0].id[3] = h->n;
+		for (i = 0; i < m; i++) {
+			mem[1 + i / XLB_HIST_SLOTS].id[i % XLB_HIST_SLOTS * 2] = slots[i];
+			mem[1 + i / XLB_HIST_SLOTS].id[i % XLB_HIST_SLOTS * 2 + 1] = h->slot[i];
+		}
+		if (h->n)
+			memcpy(&mem[XLB_HIST_BASE(m)], h->e, h->n * sizeof(*h->e));
+	} else {
+		for (i = 0; i < m; i++)
+			mem[1 + i / XLB_TABLE_IDS].id[i % XLB_TABLE_IDS] = slots[i];
+	}
 	munmap(mem, table_bytes(elems));
 	/* Read-only from now on; needs the writable mapping gone. */
 	if (bpf_map_freeze(fd)) {
@@ -75,6 +93,11 @@ int xlb_table_create(const __u32 *slots, __u32 m)
 fail:
 	close(fd);
 	return err;
+}
+
+int xlb_table_create(const __u32 *slots, __u32 m)
+{
+	return xlb_table_create_hist(slots, NULL, m);
 }
 
 /* The table xlb_table_install() swaps in next instead of making one. */
@@ -112,14 +135,18 @@ int xlb_table_install(int tables_fd, __u32 vip_id, const __u32 *slots, __u32 m)
 	return err;
 }
 
-int xlb_table_read(int tables_fd, __u32 vip_id, __u32 **slots, __u32 *m)
+int xlb_table_read_hist(int tables_fd, __u32 vip_id, __u32 **slots,
+			__u32 *m, struct xlb_history *h)
 {
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
-	__u32 inner_id, *copy, i, n;
+	__u32 inner_id, *copy, i, n, entries;
 	struct xlb_table_elem *mem;
+	bool hist;
 	int fd, err;
 
+	if (h)
+		memset(h, 0, sizeof(*h));
 	if (bpf_map_lookup_elem(tables_fd, &vip_id, &inner_id))
 		return -errno;
 	fd = bpf_map_get_fd_by_id(inner_id);
@@ -143,22 +170,52 @@ int xlb_table_read(int tables_fd, __u32 vip_id, __u32 **slots, __u32 *m)
 	}
 	/* M from the header, which must agree with the array's size. */
 	n = mem[0].id[0] | (__u32)mem[0].id[1] << 16;
+	hist = mem[0].id[2] == XLB_TABLE_F_HISTORY;
+	entries = hist ? mem[0].id[3] : 0;
 	copy = NULL;
 	err = -EINVAL;
-	if (n && n <= XLB_MAX_TABLE_SIZE && XLB_TABLE_ELEMS(n) == info.max_entries) {
+	if (n && n <= XLB_MAX_TABLE_SIZE &&
+	    (hist ? XLB_HIST_TABLE_ELEMS(n, entries) :
+		    XLB_TABLE_ELEMS(n)) == info.max_entries) {
 		copy = malloc((size_t)n * sizeof(__u32));
 		err = copy ? 0 : -ENOMEM;
 	}
-	if (copy) {
-		for (i = 0; i < n; i++)
+	if (!err && h)
+		err = xlb_history_init(h, n);
+	if (!err && h && entries) {
+		h->e = malloc(entries * sizeof(*h->e));
+		err = h->e ? 0 : -ENOMEM;
+		if (h->e) {
+			memcpy(h->e, &mem[XLB_HIST_BASE(n)], entries * sizeof(*h->e));
+			h->n = entries;
+		}
+	}
+	for (i = 0; !err && i < n; i++) {
+		if (!hist) {
 			copy[i] = mem[1 + i / XLB_TABLE_IDS].id[i % XLB_TABLE_IDS];
+			continue;
+		}
+		copy[i] = mem[1 + i / XLB_HIST_SLOTS].id[i % XLB_HIST_SLOTS * 2];
+		if (h)
+			h->slot[i] = mem[1 + i / XLB_HIST_SLOTS].id[i % XLB_HIST_SLOTS * 2 + 1];
+	}
+	if (!err) {
 		*slots = copy;
 		*m = n;
+	} else {
+		free(copy);
+		if (h)
+			xlb_history_free(h);
 	}
 	munmap(mem, table_bytes(info.max_entries));
 cleanup:
 	close(fd);
 	return err;
+}
+
+int xlb_table_read(int tables_fd, __u32 vip_id, __u32 **slots, __u32 *m)
+{
+	return xlb_table_read_hist(tables_fd, vip_id, slots, m, NULL);
 }
 
 int xlb_table_remove(int tables_fd, __u32 vip_id)

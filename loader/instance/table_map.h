@@ -8,6 +8,8 @@
 
 #include <linux/types.h>
 
+struct xlb_history;
+
 /*
  * xlb_table_install - make slots[0..m) the live table of vip_id, atomically.
  * A new inner array is created and filled completely, then swapped in by a
@@ -26,6 +28,10 @@ int xlb_table_install(int tables_fd, __u32 vip_id, const __u32 *slots, __u32 m);
  * running out of memory stops it before it has changed anything.
  */
 int xlb_table_create(const __u32 *slots, __u32 m);
+/* The same with a stateless VIP's history h (h->m == m), in the layout
+ * XLB_TABLE_F_HISTORY; h NULL: xlb_table_create(). */
+int xlb_table_create_hist(const __u32 *slots, const struct xlb_history *h,
+			  __u32 m);
 
 /*
  * xlb_table_install_next - have the next xlb_table_install(), which must
@@ -43,6 +49,10 @@ void xlb_table_install_next(int fd, __u32 vip_id, __u32 m);
  * when the VIP has no table, or another -errno.
  */
 int xlb_table_read(int tables_fd, __u32 vip_id, __u32 **slots, __u32 *m);
+/* The same, and into *h (h may be NULL) the table's history: empty when
+ * it has none; the caller frees it with xlb_history_free(). */
+int xlb_table_read_hist(int tables_fd, __u32 vip_id, __u32 **slots,
+			__u32 *m, struct xlb_history *h);
 
 /* xlb_table_remove - drop vip_id's table (no-op when it has none).
  * Returns 0 or -errno. */

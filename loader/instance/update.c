@@ -11,6 +11,7 @@
 
 #include "addr.h"
 #include "hc_store.h"
+#include "history.h"
 #include "neigh.h"
 #include "report.h"
 #include "table_map.h"
@@ -139,7 +140,7 @@ static int addrs_sync(struct xlb_instance *inst, const struct xlb_state *st,
  * follows. The program of an older xlb has no filter: nothing to do.
  */
 static int filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
-		       const struct xlb_vip_key *extra)
+		       const struct xlb_vip_key *extra, __u32 extra_flags)
 {
 	struct xlb_vip_filter *want = NULL, *have = NULL;
 	const struct xlb_vip_key *key;
@@ -162,7 +163,7 @@ static int filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		err = -ENOMEM;
 		goto out;
 	}
-	want->ready = 1;
+	want->ready = XLB_VIP_FILTER_READY;
 	for (i = 0; i <= st->n_vips; i++) {
 		key = i < st->n_vips ? &st->vips[i].key : extra;
 		if (!key)
@@ -170,6 +171,12 @@ static int filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		bit = xlb_vip_filter_bit(key->addr, key->port, key->proto,
 					 key->family);
 		want->bits[bit / 64] |= 1ULL << (bit % 64);
+		/* A stateless VIP's packets skip the connection table. */
+		if ((i < st->n_vips ? st->vips[i].vip.flags : extra_flags) &
+		    XLB_VIP_F_STATELESS) {
+			want->ready |= XLB_VIP_FILTER_STATELESS;
+			want->stateless[bit / 64] |= 1ULL << (bit % 64);
+		}
 		if (inst->vip_addrs_fd < 0)
 			continue;
 		addr = addr_key(key);
@@ -379,9 +386,68 @@ static __u64 records_hash(const struct xlb_state *st, __u32 vip_id, __u32 m)
 	return h;
 }
 
+/* The history xlb apply gives the next table of a stateless VIP, in
+ * place of the one the change makes (xlb_vip_converge_mode()). */
+static const struct xlb_history *given_history;
+
+/*
+ * A stateless VIP's table of slots (flags: its VIP's), made with its
+ * history: the given one, or the live table's carried over this change.
+ * Returns its fd or -errno after p_err().
+ */
+static int history_table(const struct xlb_instance *inst,
+			 const struct xlb_state *st, const char *name,
+			 __u32 vip_id, const __u32 *slots, __u32 m)
+{
+	struct xlb_history old, next;
+	__u32 *old_slots = NULL, old_m;
+	int err, fd;
+
+	if (given_history)
+		return xlb_table_create_hist(slots, given_history, m);
+	err = xlb_table_read_hist(inst->tables_fd, vip_id, &old_slots, &old_m,
+				  &old);
+	if (err && err != -ENOENT) {
+		p_err("cannot read the table of %s: %s", name, strerror(-err));
+		return err;
+	}
+	if (!err && old_m != m) {
+		free(old_slots);
+		xlb_history_free(&old);
+		old_slots = NULL;
+	}
+	err = xlb_history_init(&next, m);
+	if (!err)
+		err = xlb_history_next(st, vip_id, old_slots,
+				       old_slots ? &old : NULL, slots,
+				       xlb_history_now(),
+				       xlb_history_keep(&st->config), &next);
+	fd = err ?: xlb_table_create_hist(slots, &next, m);
+	if (err == -E2BIG)
+		p_err("%s: more than %d previous owners to remember: a shorter history setting keeps fewer",
+		      name, XLB_HIST_MAX);
+	if (old_slots) {
+		free(old_slots);
+		xlb_history_free(&old);
+	}
+	xlb_history_free(&next);
+	return fd;
+}
+
+/* A VIP's table of slots, with its history if it is stateless. */
+static int table_create(const struct xlb_instance *inst,
+			const struct xlb_state *st, const char *name,
+			__u32 vip_id, __u32 flags, const __u32 *slots, __u32 m)
+{
+	if (flags & XLB_VIP_F_STATELESS)
+		return history_table(inst, st, name, vip_id, slots, m);
+	return xlb_table_create(slots, m);
+}
+
 /* In a rehearsal: compute the table, and make its map for the change. */
-static int make_table(const struct xlb_state *st, const char *name,
-		      __u32 vip_id, __u32 m)
+static int make_table(const struct xlb_instance *inst,
+		      const struct xlb_state *st, const char *name,
+		      __u32 vip_id, __u32 flags, __u32 m)
 {
 	struct made_table *t;
 	double t0 = xlb_now_us();
@@ -411,9 +477,11 @@ static int make_table(const struct xlb_state *st, const char *name,
 		p_err("cannot compute the table of %s: %s", name, strerror(-err));
 		return err;
 	}
-	fd = xlb_table_create(made.slots, m);
+	fd = table_create(inst, st, name, vip_id, flags, made.slots, m);
 	if (fd == -ENOMEM)
 		goto nomem;
+	if (fd == -E2BIG)
+		return fd;
 	if (fd < 0) {
 		p_err("cannot make the table of %s (%u slots) after %zu of this change: %s; nothing was changed",
 		      name, m, made.n, strerror(-fd));
@@ -454,18 +522,19 @@ static struct made_table *made_for(const struct xlb_state *st, __u32 vip_id,
 /* Compute the table the records of vip_id ask for (or take the one made
  * for it) and swap it in. */
 static int install_table(struct xlb_instance *inst, struct xlb_state *st,
-			 const struct xlb_vip_key *key, __u32 vip_id, __u32 m)
+			 const struct xlb_vip_key *key, __u32 vip_id, __u32 m,
+			 __u32 flags)
 {
 	struct xlb_table_timing *t = &xlb_last_table_timing;
 	char name[XLB_VIP_STRLEN];
 	double t0, t1, t2, live, build_us;
 	struct made_table *mt;
 	__u32 *slots = NULL;
-	int err;
+	int err, fd = -1;
 
 	xlb_vip_str(key, name, sizeof(name));
 	if (made.rehearsal)
-		return make_table(st, name, vip_id, m);
+		return make_table(inst, st, name, vip_id, flags, m);
 	mt = made_for(st, vip_id, m);
 	if (mt) {
 		t0 = t1 = xlb_now_us();
@@ -487,11 +556,26 @@ static int install_table(struct xlb_instance *inst, struct xlb_state *st,
 			      strerror(-err));
 			goto out;
 		}
+		if (flags & XLB_VIP_F_STATELESS) {
+			fd = history_table(inst, st, name, vip_id, slots, m);
+			if (fd < 0) {
+				err = fd;
+				if (fd != -E2BIG)
+					p_err("cannot make the table of %s: %s",
+					      name, strerror(-fd));
+				goto out;
+			}
+			xlb_table_install_next(fd, vip_id, m);
+		}
 	}
 	err = xlb_map_install_table(inst->tables_fd, vip_id, slots, m,
 				    inst->verbose || xlb_time_tables ?
 				    &live : NULL);
 	t2 = xlb_now_us();
+	if (fd >= 0) {
+		xlb_table_install_next(-1, 0, 0);
+		close(fd);
+	}
 	if (mt) {
 		xlb_table_install_next(-1, 0, 0);
 		close(mt->fd);
@@ -551,7 +635,8 @@ static int vip_commit(struct xlb_instance *inst, struct xlb_state *st,
 {
 	int err;
 
-	err = install_table(inst, st, &v->key, v->vip.id, v->vip.table_size);
+	err = install_table(inst, st, &v->key, v->vip.id, v->vip.table_size,
+			    v->vip.flags);
 	if (!err)
 		err = free_backends_of(inst, st, v->vip.id, true);
 	if (err)
@@ -606,6 +691,32 @@ static int free_leftovers(struct xlb_instance *inst, struct xlb_state *st)
 		}
 	}
 	return 0;
+}
+
+/* A stateless VIP's table again, without what its history no longer
+ * keeps (history.h): the slots stay, so no DIRTY is needed. */
+static int history_expire(struct xlb_instance *inst, struct xlb_state *st,
+			  const struct xlb_state_vip *v)
+{
+	struct xlb_history h;
+	__u32 *slots, m;
+	bool stale;
+	int err;
+
+	if (v->corrupt[0] || !(v->vip.flags & XLB_VIP_F_STATELESS))
+		return 0;
+	if (xlb_table_read_hist(inst->tables_fd, v->vip.id, &slots, &m, &h))
+		return 0;
+	stale = m == v->vip.table_size &&
+		xlb_history_stale(st, v->vip.id, &h, slots, xlb_history_now(),
+				  xlb_history_keep(&st->config));
+	free(slots);
+	xlb_history_free(&h);
+	if (!stale)
+		return 0;
+	err = install_table(inst, st, &v->key, v->vip.id, v->vip.table_size,
+			    v->vip.flags);
+	return err;
 }
 
 /*
@@ -668,6 +779,11 @@ int xlb_update_begin(struct xlb_instance *inst, struct xlb_state **out,
 	err = free_leftovers(inst, st);
 	if (err)
 		goto fail;
+	for (i = 0; i < st->n_vips; i++) {
+		err = history_expire(inst, st, &st->vips[i]);
+		if (err)
+			goto fail;
+	}
 	st->filter_pending = true;
 	err = first_use(st, seed_given);
 	if (err)
@@ -847,7 +963,7 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 		     const struct xlb_want *want, size_t n)
 {
 	struct xlb_state_vip nv = { .key = *key }, *old;
-	__u32 old_id;
+	__u32 old_id, old_flags;
 	size_t i;
 	int id, err;
 
@@ -880,22 +996,34 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 	}
 	err = batch_write(inst);
 	if (!err)
-		err = install_table(inst, st, key, id, m);
+		err = install_table(inst, st, key, id, m, mode);
 	if (err)
 		return err;
 
 	if (!old) {
-		err = filter_sync(inst, st, key) ?:
+		err = filter_sync(inst, st, key, mode) ?:
 		      write_vip(inst, &nv, BPF_NOEXIST);
 		if (!err)
 			err = xlb_state_vip_insert(st, &nv);
 		return err ?: addrs_sync(inst, st, NULL);
 	}
 	old_id = old->vip.id;
+	old_flags = old->vip.flags;
+	/* Made stateless: its filter bit says so before its key does. */
+	if (mode & ~old_flags & XLB_VIP_F_STATELESS) {
+		err = filter_sync(inst, st, key, mode);
+		if (err)
+			return err;
+	}
 	err = write_vip(inst, &nv, BPF_EXIST);
 	if (err)
 		return err;
 	old->vip = nv.vip;
+	if (old_flags & ~mode & XLB_VIP_F_STATELESS) {
+		err = filter_sync(inst, st, NULL, 0);
+		if (err)
+			return err;
+	}
 	err = map_delete(inst->tables_fd, &old_id);
 	if (err && err != -ENOENT) {
 		p_err("cannot delete table %u in %s/%s: %s", old_id, inst->dir,
@@ -1008,7 +1136,7 @@ int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
 	if (!memcmp(cfg, &st->config, sizeof(*cfg)) && !st->seeds_pending)
 		return 0;
 	if (st->filter_pending) {
-		err = filter_sync(inst, st, NULL);
+		err = filter_sync(inst, st, NULL, 0);
 		if (err)
 			return err;
 		st->filter_pending = false;
@@ -1031,7 +1159,7 @@ int xlb_update_pending(struct xlb_instance *inst, struct xlb_state *st)
 	int err;
 
 	if (st->filter_pending) {
-		err = filter_sync(inst, st, NULL);
+		err = filter_sync(inst, st, NULL, 0);
 		if (err)
 			return err;
 		st->filter_pending = false;
@@ -1039,33 +1167,69 @@ int xlb_update_pending(struct xlb_instance *inst, struct xlb_state *st)
 	return st->seeds_pending ? xlb_config_write(inst, st, &cfg) : 0;
 }
 
+/* Is h the live table's history of v? */
+static bool history_is(const struct xlb_instance *inst,
+		       const struct xlb_state_vip *v, const struct xlb_history *h)
+{
+	struct xlb_history live;
+	__u32 *slots, m;
+	bool same;
+
+	if (xlb_table_read_hist(inst->tables_fd, v->vip.id, &slots, &m, &live))
+		return false;
+	xlb_history_sort(&live);
+	same = xlb_history_equal(&live, h);
+	free(slots);
+	xlb_history_free(&live);
+	return same;
+}
+
 int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
 			  const struct xlb_vip_key *key, __u32 m, __u32 mode,
+			  const struct xlb_history *hist,
 			  const struct xlb_want *want, size_t n)
 {
 	struct xlb_state_vip *v;
 	struct xlb_vip_diff d;
+	bool same;
 	int err;
 
-	if (mode & ~XLB_VIP_F_MODE)
+	if (mode & ~XLB_VIP_F_MODE ||
+	    (mode & XLB_VIP_F_STATELESS && !(mode & XLB_VIP_F_GUE)) ||
+	    (hist && hist->m != m))
 		return -EINVAL;
+	if (!(mode & XLB_VIP_F_STATELESS))
+		hist = NULL;
 	v = xlb_state_vip_find(st, key);
 	if (v && v->corrupt[0]) {
 		/* Made anew, with an id of its own: nothing of the corrupt
 		 * record can be trusted. */
 		err = xlb_vip_remove(inst, st, key);
-		return err ?: vip_build(inst, st, key, m, mode, want, n);
+		given_history = hist;
+		err = err ?: vip_build(inst, st, key, m, mode, want, n);
+		given_history = NULL;
+		return err;
 	}
 	xlb_vip_diff(st, key, m, want, n, &d);
-	if (!d.rebuild && !d.adds && !d.reweights && !d.removes &&
-	    (v->vip.flags & XLB_VIP_F_MODE) == mode)
+	/* A VIP changes between tracked and stateless as it changes its
+	 * table size: built anew, its key switched in one update, so that
+	 * its flags and its table's layout change together. */
+	d.rebuild |= v && (v->vip.flags ^ mode) & XLB_VIP_F_STATELESS;
+	same = !d.rebuild && !d.adds && !d.reweights && !d.removes &&
+	       (v->vip.flags & XLB_VIP_F_MODE) == mode;
+	if (same && (!hist || history_is(inst, v, hist)))
 		return 0;
 	err = xlb_update_pending(inst, st);
 	if (err)
 		return err;
+	given_history = hist;
 	if (d.rebuild)
-		return vip_build(inst, st, key, m, mode, want, n);
-	return vip_modify(inst, st, xlb_state_vip_find(st, key), mode, want, n);
+		err = vip_build(inst, st, key, m, mode, want, n);
+	else
+		err = vip_modify(inst, st, xlb_state_vip_find(st, key), mode,
+				 want, n);
+	given_history = NULL;
+	return err;
 }
 
 int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
@@ -1076,7 +1240,8 @@ int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
 
 	return xlb_vip_converge_mode(inst, st, key, m,
 				     v && !v->corrupt[0] ?
-				     v->vip.flags & XLB_VIP_F_MODE : 0, want, n);
+				     v->vip.flags & XLB_VIP_F_MODE : 0, NULL,
+				     want, n);
 }
 
 int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
@@ -1108,7 +1273,7 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 		return err;
 	}
 	xlb_state_vip_erase(st, key);
-	err = filter_sync(inst, st, NULL);
+	err = filter_sync(inst, st, NULL, 0);
 	/* A corrupt record's id may be out of range or another VIP's: the
 	 * key alone was its own. Records of an id no VIP holds are freed as
 	 * leftovers by the next change. */

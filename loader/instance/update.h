@@ -102,9 +102,16 @@ int xlb_vip_check(const struct xlb_state *st, const struct xlb_vip_key *key,
 int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
 		     const struct xlb_vip_key *key, __u32 m,
 		     const struct xlb_want *want, size_t n);
-/* The same, with its mode (XLB_VIP_F_MODE flags) made mode too. */
+/*
+ * The same, with its mode (XLB_VIP_F_MODE flags; STATELESS needs GUE) made
+ * mode too, and for a stateless VIP its history made hist (sorted,
+ * xlb_history_sort(), of m slots) where given (NULL: carried over the
+ * change, history.h). -EINVAL without a message for a bad mode or hist.
+ */
+struct xlb_history;
 int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
 			  const struct xlb_vip_key *key, __u32 m, __u32 mode,
+			  const struct xlb_history *hist,
 			  const struct xlb_want *want, size_t n);
 
 /* Remove a VIP, its table and its backends. */

@@ -2,7 +2,8 @@
 /*
  * A VIP's way of forwarding (its XLB_VIP_F_MODE flags) by name, one list
  * for `xlb vip add|set`, `xlb show` and `xlb apply`: the encapsulation,
- * ipip (IPIP or IPv6-in-IP, by the backend's family) or gue.
+ * ipip (IPIP or IPv6-in-IP, by the backend's family) or gue, and the
+ * mode, tracked (the connection table) or stateless (which needs gue).
  */
 #ifndef XLB_VIP_MODE_H
 #define XLB_VIP_MODE_H
@@ -13,5 +14,12 @@
 int xlb_encap_parse(const char *text, __u32 *flags, const char **why);
 /* The name of the encapsulation in flags. */
 const char *xlb_encap_str(__u32 flags);
+
+/* The same for the mode. */
+int xlb_mode_parse(const char *text, __u32 *flags, const char **why);
+const char *xlb_mode_str(__u32 flags);
+
+/* 0, or -EINVAL with *why when the flags cannot go together. */
+int xlb_vip_mode_check(__u32 flags, const char **why);
 
 #endif /* XLB_VIP_MODE_H */

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* A stateless VIP's history (see history.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "addr.h"
+#include "history.h"
+
+int xlb_history_init(struct xlb_history *h, __u32 m)
+{
+	memset(h, 0, sizeof(*h));
+	h->slot = calloc(m ? m : 1, sizeof(*h->slot));
+	if (!h->slot)
+		return -ENOMEM;
+	h->m = m;
+	return 0;
+}
+
+void xlb_history_free(struct xlb_history *h)
+{
+	free(h->slot);
+	free(h->e);
+	memset(h, 0, sizeof(*h));
+}
+
+__u32 xlb_history_now(void)
+{
+	static __u32 now;
+
+	if (!now)
+		now = (__u32)time(NULL);
+	return now;
+}
+
+__u32 xlb_history_keep(const struct xlb_config *cfg)
+{
+	return cfg->history_s ? cfg->history_s : XLB_HISTORY_DEFAULT_S;
+}
+
+/* The address of backend id, if the record is in use (REMOVED or not). */
+static const struct xlb_backend *owner(const struct xlb_state *st, __u32 id)
+{
+	const struct xlb_backend *b;
+
+	if (id == XLB_BACKEND_NONE || id >= XLB_MAX_BACKENDS)
+		return NULL;
+	b = &st->backends[id];
+	return b->flags & XLB_BE_F_IN_USE ? b : NULL;
+}
+
+static bool same_addr(const struct xlb_hist_entry *e, const struct xlb_backend *b)
+{
+	return b && e->family == b->family &&
+	       !memcmp(e->addr, b->addr, sizeof(e->addr));
+}
+
+/* Does e survive: young enough, its backend still the VIP's (live) and
+ * not the slot's owner now? */
+static bool keeps(const struct xlb_state *st, __u32 vip_id,
+		  const struct xlb_hist_entry *e, const struct xlb_backend *cur,
+		  __u32 now, __u32 keep_s)
+{
+	return (__u64)e->since + keep_s > now &&
+	       xlb_state_backend_find(st, vip_id, e->addr, e->family) &&
+	       !same_addr(e, cur);
+}
+
+/* The entry number of e in out, added if new; 0 when full. */
+static __u16 entry_of(struct xlb_history *out, const struct xlb_hist_entry *e,
+		      __u32 *cap)
+{
+	struct xlb_hist_entry *grown;
+	__u32 i;
+
+	for (i = out->n; i > 0; i--)
+		if (!memcmp(&out->e[i - 1], e, sizeof(*e)))
+			return i;
+	if (out->n == XLB_HIST_MAX)
+		return 0;
+	if (out->n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		grown = realloc(out->e, *cap * sizeof(*grown));
+		if (!grown)
+			return 0;
+		out->e = grown;
+	}
+	out->e[out->n++] = *e;
+	return out->n;
+}
+
+int xlb_history_next(const struct xlb_state *st, __u32 vip_id,
+		     const __u32 *old_slots, const struct xlb_history *old,
+		     const __u32 *new_slots, __u32 now, __u32 keep_s,
+		     struct xlb_history *out)
+{
+	const struct xlb_backend *cur, *was;
+	struct xlb_hist_entry e;
+	__u32 k, cap = 0;
+	__u16 at;
+
+	for (k = 0; k < out->m; k++) {
+		cur = owner(st, new_slots[k]);
+		was = old_slots ? owner(st, old_slots[k]) : NULL;
+		out->slot[k] = 0;
+		if (was && cur && (was->family != cur->family ||
+				   memcmp(was->addr, cur->addr, sizeof(cur->addr)))) {
+			memset(&e, 0, sizeof(e));
+			memcpy(e.addr, was->addr, sizeof(e.addr));
+			e.family = was->family;
+			e.since = now;
+		} else if (old && old->m == out->m && old->slot[k] &&
+			   old->slot[k] <= old->n) {
+			e = old->e[old->slot[k] - 1];
+		} else {
+			continue;
+		}
+		if (!keeps(st, vip_id, &e, cur, now, keep_s))
+			continue;
+		at = entry_of(out, &e, &cap);
+		if (!at)
+			return out->n == XLB_HIST_MAX ? -E2BIG : -ENOMEM;
+		out->slot[k] = at;
+	}
+	return 0;
+}
+
+bool xlb_history_stale(const struct xlb_state *st, __u32 vip_id,
+		       const struct xlb_history *h, const __u32 *slots,
+		       __u32 now, __u32 keep_s)
+{
+	__u32 k;
+
+	for (k = 0; k < h->m; k++)
+		if (h->slot[k] && (h->slot[k] > h->n ||
+		    !keeps(st, vip_id, &h->e[h->slot[k] - 1],
+			   owner(st, slots[k]), now, keep_s)))
+			return true;
+	return false;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct xlb_hist_entry *x = a, *y = b;
+
+	if (x->since != y->since)
+		return x->since < y->since ? -1 : 1;
+	if (x->family != y->family)
+		return x->family - y->family;
+	return memcmp(x->addr, y->addr, sizeof(x->addr));
+}
+
+void xlb_history_sort(struct xlb_history *h)
+{
+	struct xlb_hist_entry *sorted;
+	__u16 *to;
+	__u32 i, j;
+
+	if (h->n < 2)
+		return;
+	sorted = malloc(h->n * sizeof(*sorted));
+	to = malloc((h->n + 1) * sizeof(*to));
+	if (!sorted || !to)
+		goto out;
+	memcpy(sorted, h->e, h->n * sizeof(*sorted));
+	qsort(sorted, h->n, sizeof(*sorted), entry_cmp);
+	to[0] = 0;
+	for (i = 0; i < h->n; i++)
+		for (j = 0; j < h->n; j++)
+			if (!memcmp(&h->e[i], &sorted[j], sizeof(*sorted)))
+				to[i + 1] = j + 1;
+	for (i = 0; i < h->m; i++)
+		if (h->slot[i] <= h->n)
+			h->slot[i] = to[h->slot[i]];
+	memcpy(h->e, sorted, h->n * sizeof(*sorted));
+out:
+	free(sorted);
+	free(to);
+}
+
+bool xlb_history_equal(const struct xlb_history *a, const struct xlb_history *b)
+{
+	return a->m == b->m && a->n == b->n &&
+	       !memcmp(a->slot, b->slot, a->m * sizeof(*a->slot)) &&
+	       (!a->n || !memcmp(a->e, b->e, a->n * sizeof(*a->e)));
+}
+
+struct json_object *xlb_history_json(const struct xlb_history *h)
+{
+	struct json_object *arr = json_object_new_array(), *o, *runs, *run;
+	char text[XLB_ADDR_STRLEN];
+	__u32 i, k, first;
+
+	for (i = 1; i <= h->n; i++) {
+		o = json_object_new_object();
+		json_object_object_add(o, "prev", json_object_new_string(
+			xlb_addr_str(h->e[i - 1].addr, h->e[i - 1].family,
+				     text, sizeof(text))));
+		json_object_object_add(o, "since",
+				       json_object_new_int64(h->e[i - 1].since));
+		runs = json_object_new_array();
+		for (k = 0; k < h->m; k++) {
+			if (h->slot[k] != i)
+				continue;
+			for (first = k; k + 1 < h->m && h->slot[k + 1] == i; k++)
+				;
+			run = json_object_new_array();
+			json_object_array_add(run, json_object_new_int64(first));
+			json_object_array_add(run, json_object_new_int64(k));
+			json_object_array_add(runs, run);
+		}
+		json_object_object_add(o, "slots", runs);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+/* A JSON integer in [0, max]. */
+static bool json_u32(struct json_object *v, __u32 max, __u32 *out)
+{
+	int64_t x;
+
+	if (!v || !json_object_is_type(v, json_type_int))
+		return false;
+	x = json_object_get_int64(v);
+	if (x < 0 || x > max)
+		return false;
+	*out = x;
+	return true;
+}
+
+int xlb_history_from_json(struct json_object *o, struct xlb_history *h,
+			  const char **why, size_t *at)
+{
+	struct json_object *e, *v, *runs, *run;
+	struct xlb_hist_entry *ent;
+	const char *why_addr;
+	__u32 first, last, k;
+	size_t i, j, n;
+
+	*at = 0;
+	if (!json_object_is_type(o, json_type_array)) {
+		*why = "must be an array";
+		return -EINVAL;
+	}
+	n = json_object_array_length(o);
+	if (n > XLB_HIST_MAX) {
+		*why = "too many entries";
+		return -EINVAL;
+	}
+	h->e = calloc(n ? n : 1, sizeof(*h->e));
+	if (!h->e) {
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		*at = i;
+		e = json_object_array_get_idx(o, i);
+		ent = &h->e[i];
+		if (!json_object_is_type(e, json_type_object) ||
+		    json_object_object_length(e) != 3) {
+			*why = "must be an object of \"prev\", \"since\" and \"slots\"";
+			return -EINVAL;
+		}
+		if (!json_object_object_get_ex(e, "prev", &v) ||
+		    !json_object_is_type(v, json_type_string) ||
+		    xlb_addr_parse(json_object_get_string(v), ent->addr,
+				   &ent->family, &why_addr)) {
+			*why = "\"prev\" must be an address";
+			return -EINVAL;
+		}
+		json_object_object_get_ex(e, "since", &v);
+		if (!json_u32(v, UINT32_MAX, &ent->since)) {
+			*why = "\"since\" must be Unix seconds";
+			return -EINVAL;
+		}
+		for (j = 0; j < i; j++) {
+			if (!memcmp(&h->e[j], ent, sizeof(*ent))) {
+				*why = "the same previous backend and time twice";
+				return -EINVAL;
+			}
+		}
+		if (!json_object_object_get_ex(e, "slots", &runs) ||
+		    !json_object_is_type(runs, json_type_array)) {
+			*why = "\"slots\" must be an array of [first, last]";
+			return -EINVAL;
+		}
+		for (j = 0; j < json_object_array_length(runs); j++) {
+			run = json_object_array_get_idx(runs, j);
+			if (!json_object_is_type(run, json_type_array) ||
+			    json_object_array_length(run) != 2 ||
+			    !json_u32(json_object_array_get_idx(run, 0), h->m - 1, &first) ||
+			    !json_u32(json_object_array_get_idx(run, 1), h->m - 1, &last) ||
+			    first > last) {
+				*why = "\"slots\" must be runs [first, last] within the table";
+				return -EINVAL;
+			}
+			for (k = first; k <= last; k++) {
+				if (h->slot[k]) {
+					*why = "a slot named twice";
+					return -EINVAL;
+				}
+				h->slot[k] = i + 1;
+			}
+		}
+		h->n = i + 1;
+	}
+	xlb_history_sort(h);
+	return 0;
+}
+
+/* FNV-1a, 64 bits: the fingerprint only has to tell states apart. */
+static __u64 fnv(__u64 h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n--) {
+		h ^= *c++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+__u64 xlb_history_fingerprint(__u64 fp, const struct xlb_history *h)
+{
+	const struct xlb_hist_entry *e;
+	__u32 k;
+
+	/* Per slot what it names, so entry numbering does not matter. */
+	for (k = 0; k < h->m; k++) {
+		if (!h->slot[k] || h->slot[k] > h->n)
+			continue;
+		e = &h->e[h->slot[k] - 1];
+		fp = fnv(fp, &k, sizeof(k));
+		fp = fnv(fp, e, sizeof(*e));
+	}
+	return fp;
+}

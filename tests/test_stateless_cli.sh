@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# Stateless VIPs and their history as an operator sees them, on an
+# instance of the test's own:
+#  - `xlb vip add --mode stateless` makes a GUE VIP without per-flow
+#    state; `--mode stateless --encap ipip`, and `--encap ipip` on a
+#    stateless VIP, are refused with one line and change nothing;
+#  - after a backend is added, every slot that changed owner names its
+#    previous owner, as of the change, and no other slot names any (the
+#    model: `xlb table --dump` of the backends before and after); one
+#    entry per previous owner and time, its slots as runs;
+#  - `xlb show -j` holds "mode" and "history", `xlb apply` of it changes
+#    nothing, and the same file applied after the VIP is gone (a balancer
+#    that joins later) gives the same history and fingerprint; a history
+#    edited in the file is written as it says and changes the fingerprint;
+#  - a previous owner that is deleted leaves the history, one drained
+#    (weight 0) stays; an entry older than the history setting is cleared
+#    by the next command;
+#  - back to tracked and to stateless again, the VIP keeps its backends;
+#  - bad histories in a file are refused with one line.
+set -uo pipefail
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/loader_lib.sh"
+
+loader_attached stateless_cli slc || exit 1
+
+V=192.0.2.10:80/tcp
+A=198.51.100.11
+B=198.51.100.12
+C=198.51.100.13
+D=198.51.100.14
+M=31
+
+for m in xlb_config xlb_vips xlb_tables xlb_backends xlb_vip_filter; do
+	echo "map dump pinned $PIN/$m"
+done >"$TMP/dump.batch"
+dump() { bpftool batch file "$TMP/dump.batch" 2>&1 | md5sum; x -j show | jq -S .; }
+
+bad() {
+	local name=$1 fragment=$2; shift 2
+	dump >"$TMP/before"
+	if expect_error "$name" "$fragment" "$@"; then
+		dump >"$TMP/after"
+		if cmp -s "$TMP/before" "$TMP/after"; then
+			tl_pass "$name"
+		else
+			tl_fail "$name" "maps changed: $(diff "$TMP/before" "$TMP/after" | head -5)"
+		fi
+	fi
+}
+
+vipj() { x -j show | jq -c ".vips[0]$1"; }
+# The owner of every slot for the backends given, one per line.
+model() { "$XLB" table --table-size $M --dump "$@"; }
+# "slot prev" of every slot the history names, sorted.
+named() {
+	x -j show | jq -r '.vips[0].history[] | .prev as $p | .slots[] |
+		range(.[0]; .[1] + 1) | "\(.) \($p)"' | sort -n
+}
+
+x config set src4 198.51.100.1 >/dev/null
+x vip add $V --mode stateless --table-size $M >/dev/null
+tl_check stateless_implies_gue test "$(vipj .mode) $(vipj .encap)" == '"stateless" "gue"'
+tl_check show_says_stateless grep -q "vip $V .* encap gue mode stateless" <(x show)
+# The first backends in one change: no slot had an owner.
+x -j show | jq ".vips[0].backends = [{\"addr\": \"$A\"}, {\"addr\": \"$B\"}, {\"addr\": \"$C\"}] | del(.vips[0].history)" >"$TMP/abc.json"
+x apply "$TMP/abc.json" >/dev/null
+tl_check no_history_before_a_change test "$(vipj .history)" == '[]'
+tl_check the_table_is_the_model test "$(x -j show | jq -r '.vips[0].backends[] | "\(.addr) \(.slots)"' | sort | xargs)" == \
+	"$(model $A $B $C | sort | uniq -c | awk '{print $2, $1}' | xargs)"
+
+before=$(date +%s)
+x backend add $V $D >/dev/null
+after=$(date +%s)
+paste -d' ' <(model $A $B $C) <(model $A $B $C $D) | awk '$1 != $2 { print NR - 1, $1 }' >"$TMP/want"
+named >"$TMP/got"
+tl_check changed_slots_name_their_previous_owner cmp -s "$TMP/want" "$TMP/got"
+tl_check some_slots_changed test "$(wc -l <"$TMP/want")" -gt 3
+tl_check one_entry_per_previous_owner test "$(vipj '.history | length')" -eq "$(cut -d' ' -f2 "$TMP/want" | sort -u | wc -l)"
+since=$(vipj '.history[0].since')
+tl_check entries_carry_the_change_time test "$since" -ge "$before" -a "$since" -le "$after"
+tl_check show_prints_the_history test "$(x show | grep -c "^	previous .* since $since slots ")" -eq "$(vipj '.history | length')"
+
+# Round trip, and a balancer that joins later.
+x -j show >"$TMP/state.json"
+fp=$(vipj .fingerprint)
+dump >"$TMP/before"
+x apply "$TMP/state.json" >/dev/null
+dump >"$TMP/after"
+tl_check apply_of_show_changes_nothing cmp -s "$TMP/before" "$TMP/after"
+x vip del $V
+x apply "$TMP/state.json" >/dev/null
+tl_check a_later_balancer_gets_the_same_history test "$(named | md5sum)" == "$(md5sum <"$TMP/got")"
+tl_check a_later_balancer_gets_the_same_fingerprint test "$(vipj .fingerprint)" == "$fp"
+jq '.vips[0].history[0].since -= 1' "$TMP/state.json" >"$TMP/older.json"
+x apply "$TMP/older.json" >/dev/null
+tl_check apply_writes_the_history_given test "$(vipj '.history[0].since')" -eq $((since - 1))
+tl_check the_fingerprint_covers_the_history test "$(vipj .fingerprint)" != "$fp"
+x apply "$TMP/state.json" >/dev/null
+
+# Drained stays, deleted goes.
+prev=$(vipj '.history[0].prev' | tr -d '"')
+x backend set $V $prev --weight 0 >/dev/null
+tl_check a_drained_previous_owner_stays test "$(x -j show | jq --arg p "$prev" '[.vips[0].history[] | select(.prev == $p)] | length')" -ge 1
+x backend del $V $prev >/dev/null
+tl_check a_deleted_previous_owner_goes test "$(x -j show | jq --arg p "$prev" '[.vips[0].history[] | select(.prev == $p)] | length')" -eq 0
+
+# Tracked and back: the backends stay, the history starts again.
+x vip set $V --mode tracked >/dev/null
+tl_check set_tracked test "$(vipj .mode) $(vipj .encap) $(vipj .history) $(vipj '.backends | length')" == '"tracked" "gue" null 3'
+x vip set $V --mode stateless >/dev/null
+tl_check set_stateless_again test "$(vipj .mode) $(vipj .history) $(vipj '.backends | length')" == '"stateless" [] 3'
+
+# Expiry: an entry older than the setting goes with the next command.
+x config set history 2 >/dev/null
+x backend add $V $A >/dev/null
+tl_check history_after_an_add test "$(vipj '.history | length')" -ge 1
+sleep 3
+tl_check show_does_not_write test "$(vipj '.history | length')" -ge 1
+x config set udp-timeout 0 >/dev/null
+tl_check expired_history_cleared_by_the_next_command test "$(vipj .history)" == '[]'
+x config set history 0 >/dev/null
+tl_check history_setting test "$(x -j config show | jq .history)" -eq 0
+
+bad stateless_ipip "stateless needs encap gue" x vip add 192.0.2.11:80/tcp --mode stateless --encap ipip
+bad set_ipip_on_stateless "stateless needs encap gue" x vip set $V --encap ipip
+bad bad_mode "not tracked or stateless" x vip add 192.0.2.11:80/tcp --mode stateful
+bad bad_history_setting "history" x config set history 604801
+x backend add $V 198.51.100.15 >/dev/null
+x -j show >"$TMP/state.json"
+bad_file() {
+	local name=$1 fragment=$2 filter=$3
+	jq "$filter" "$TMP/state.json" >"$TMP/bad.json"
+	bad "$name" "$fragment" x apply "$TMP/bad.json"
+}
+bad_file file_history_on_tracked "only a stateless VIP" '.vips[0].mode = "tracked"'
+bad_file file_stateless_ipip "stateless needs encap gue" '.vips[0].encap = "ipip"'
+bad_file file_slot_beyond "within the table" ".vips[0].history[0].slots[0] = [0, $M]"
+bad_file file_slot_twice "a slot named twice" '.vips[0].history[0].slots += [.vips[0].history[0].slots[0]]'
+bad_file file_bad_prev "must be an address" '.vips[0].history[0].prev = "nowhere"'
+bad_file file_bad_since "Unix seconds" '.vips[0].history[0].since = -5'
+bad_file file_extra_key "must be an object" '.vips[0].history[0].x = 1'
+bad_file file_history_not_array "must be an array" '.vips[0].history = {}'
+
+exit $TL_FAILED
