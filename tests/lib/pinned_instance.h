@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include "health.h"
 #include "instance.h"
+#include "neigh.h"
 #include "xlb.h"
 
 static char pinned_dir[96];
@@ -34,6 +35,7 @@ static inline void pinned_remove(void)
 		XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS, XLB_MAP_STATS,
 		XLB_MAP_CONNTRACK, XLB_MAP_VIP_FILTER, XLB_MAP_HC_CONFIG,
 		XLB_MAP_HC_STATE, XLB_MAP_VIP_ADDRS,
+		XLB_NEIGH_MAP,	/* pinned by xlb itself (neigh.h) */
 	};
 	char path[160];
 	size_t i;
