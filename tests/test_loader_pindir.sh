@@ -13,7 +13,7 @@
 #  - a new instance made by `xlb attach` goes where `ip link` finds it
 #    afterwards: attached again by iproute2, it keeps its configuration;
 #  - instances in both: every instance command refuses with one line
-#    naming both, commands that need none still work.
+#    naming both, commands that need none and every help still work.
 # Each case runs on a bpffs of its own mounted on /sys/fs/bpf in a private
 # mount namespace: no real instance is seen or touched, and every pin goes
 # with the namespace.
@@ -136,6 +136,19 @@ tl_check both_each_reached_with_pin_dir \
 	     "$(x --pin-dir "$TC" -j show | jq -r .pin_dir)" == "$TC"
 tl_check both_offline_commands_still_work \
 	sh -c "$XLB version >/dev/null && $XLB table a b c --table-size 7 >/dev/null"
+# help_works WORDS...: a usage printed, nothing refused.
+help_works() {
+	x "$@" >"$TMP/help" 2>&1 && grep -qi '^usage' "$TMP/help" ||
+		{ echo "xlb $*: $(head -n 1 "$TMP/help")"; return 1; }
+}
+every_help_works() {
+	local o
+	for o in show stats attach detach apply vip backend config health; do
+		help_works "$o" help && help_works "$o" -h || return 1
+	done
+	help_works vip add -h && help_works vip add help && help_works show --help
+}
+tl_check both_help_still_works every_help_works
 
 detach_all
 exit "$TL_FAILED"

@@ -108,6 +108,23 @@ static bool offline(const char *cmd)
 	       !strcmp(cmd, "version");
 }
 
+/*
+ * Whether the words after the object ask for its help, as the commands
+ * read them (cmd.c, opts.c): -h or --help anywhere before "--", or "help"
+ * as the verb or after the one verb. Help needs no instance, and so no
+ * pin dir: it works even where xlb could not choose one.
+ */
+static bool asks_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return true;
+	return (argc >= 1 && !strcmp(argv[0], "help")) ||
+	       (argc == 2 && !strcmp(argv[1], "help"));
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
@@ -130,6 +147,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[0], cmds[i].name))
 			continue;
 		if (!offline(argv[0]) && !xlb_opts.instance.pin_dir &&
+		    !asks_help(argc - 1, argv + 1) &&
 		    find_instance_dir(&xlb_opts.instance.pin_dir))
 			return EXIT_FAILURE;
 		/* > 0: the help was printed. */
