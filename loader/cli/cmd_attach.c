@@ -163,7 +163,11 @@ static int attach_help(void)
 {
 	printf("Usage: " ATTACH_USAGE "\n"
 	       "Load the XDP program on DEV through libxdp, its maps pinned in the\n"
-	       "pin dir (--pin-dir, default %s). Without --mode, native\n"
+	       "pin dir: --pin-dir, or else the instance's wherever `ip link ... xdp\n"
+	       "obj` pinned it (%s, or /sys/fs/bpf/xdp/globals when\n"
+	       "/sys/fs/bpf/xdp is a directory); a new instance goes where `ip link`\n"
+	       "will find it (xdp/globals, unless /sys/fs/bpf/xdp is iproute2's\n"
+	       "symlink to tc/). `xlb show` names it. Without --mode, native\n"
 	       "if the driver supports it, generic otherwise. --conntrack-size sets\n"
 	       "the conntrack-size setting and sizes the connection table by it;\n"
 	       "without it, the setting (default %u entries) does.\n",

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * An xlb instance: the maps pinned by name in one directory on bpffs
- * (/sys/fs/bpf/tc/globals after `ip link ... xdp obj`, or --pin-dir), and
- * the lock that serialises xlb commands working on it. xlb keeps no daemon:
+ * (--pin-dir, or wherever `ip link ... xdp obj` pinned them:
+ * /sys/fs/bpf/tc/globals, or /sys/fs/bpf/xdp/globals when /sys/fs/bpf/xdp
+ * is a directory; loader/cli/main.c finds it), and the lock that
+ * serialises xlb commands working on it. xlb keeps no daemon:
  * every command opens the instance, reads and changes the maps, and exits.
  *
  * loader/instance, layer 4 of loader/ (may include common/, algo/, sim/):
