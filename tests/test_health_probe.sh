@@ -16,6 +16,8 @@
 #    reset, udp by its ICMP port unreachable);
 #  - the rule and route are gone after a run, and a run killed with
 #    kill -9 leaves them for the next run to replace (one rule, not two);
+#  - xlb stats shows the probe path's counters (text, -j, --prometheus)
+#    once a run pinned them, and nothing of them before;
 #  - a bad probe: one error line, nothing installed.
 set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
@@ -90,6 +92,30 @@ expect() {
 	fi
 }
 
+# probe_path_stats OUT: the probe path's counters as each format of xlb
+# stats gives them, "encap PACKETS" lines (text, json, prometheus) in OUT;
+# an empty line for a format without them.
+probe_path_stats() {
+	{
+		topo_xlb 1 stats | awk '$1 == "probe-path" { on = 1; next }
+			on && $1 == "encap" { print "encap " $2; f = 1 }
+			END { if (!f) print "" }'
+		topo_xlb 1 -j stats | jq -r '.probe_path.encap.packets // "" |
+			if . == "" then "" else "encap \(.)" end'
+		topo_xlb 1 stats --prometheus | awk '
+			/^xlb_hc_packets_total\{reason="encap"\}/ { print "encap " $2; f = 1 }
+			END { if (!f) print "" }'
+	} >"$1"
+}
+probe_path_stats "$E2E_TMP/stats_before"
+if [[ $(tr -d '\n' <"$E2E_TMP/stats_before") == "" ]] &&
+   ! topo_xlb 1 stats | grep -q probe-path &&
+   ! topo_xlb 1 stats --prometheus | grep -q '^xlb_hc_'; then
+	tl_pass stats_without_probe_path_counters_before_a_run
+else
+	tl_fail stats_without_probe_path_counters_before_a_run "$(tr '\n' ' ' <"$E2E_TMP/stats_before")"
+fi
+
 # ---- every kind, every backend, both VIP families ----
 for fam in 4 6; do
 	name=every_kind_reaches_the_backend_probed_ipv$fam
@@ -123,8 +149,9 @@ else
 	tl_fail path_removed_after_a_run "$(topo_in "$LB" ip rule | grep -i fwmark)"
 fi
 
-# And it counted what it encapsulated (the pinned per-CPU counters; key 0
-# is "encap", include/hc.h).
+# And it counted what it encapsulated, as the pinned per-CPU counters
+# give it (key 0 is "encap", include/hc.h) and as xlb stats shows it in
+# each format.
 encap=$(bpftool -j map dump pinned "$PIN/xlb_hc_stats" 2>/dev/null |
 	jq '[.[] | select(.formatted.key == 0) | .formatted.values[].value.packets] | add // 0')
 echo "  encapsulated: ${encap:-?} packets"
@@ -132,6 +159,13 @@ if [[ ${encap:-0} -gt 0 ]]; then
 	tl_pass program_counts_what_it_encapsulates
 else
 	tl_fail program_counts_what_it_encapsulates "encap counter: '${encap:-}'"
+fi
+probe_path_stats "$E2E_TMP/stats_after"
+if [[ ${encap:-0} -gt 0 &&
+      $(cat "$E2E_TMP/stats_after") == "$(printf 'encap %s\n' "$encap" "$encap" "$encap")" ]]; then
+	tl_pass stats_shows_probe_path_counters
+else
+	tl_fail stats_shows_probe_path_counters "$(tr '\n' ' ' <"$E2E_TMP/stats_after")(bpftool: ${encap:-?})"
 fi
 
 # ---- a backend without the VIP on its loopback: down, the others up ----

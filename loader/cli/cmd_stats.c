@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* xlb stats: the per-CPU counters summed, per VIP, per backend and per
- * reason (the names of XLB_STAT_LIST), as text, JSON or Prometheus; and
- * each backend's health with the checker's counts of its transitions. */
+ * reason (the names of XLB_STAT_LIST), as text, JSON or Prometheus; each
+ * backend's health with the checker's counts of its transitions; and the
+ * probe path's counters (XLB_HC_STAT_LIST) once `xlb health run` pinned
+ * them beside the instance's maps. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
@@ -14,12 +18,16 @@
 #include "cli.h"
 #include "opts.h"
 #include "cmd.h"
+#include "hc.h"
 #include "hc_store.h"
 #include "state.h"
 
 #define STAT_NAME(name, str) str,
 static const char *const reason_names[XLB_STAT__MAX] = {
 	XLB_STAT_LIST(STAT_NAME)
+};
+static const char *const hc_reason_names[XLB_HC_STAT__MAX] = {
+	XLB_HC_STAT_LIST(STAT_NAME)
 };
 #undef STAT_NAME
 
@@ -79,9 +87,42 @@ static int health_of(const struct xlb_instance *inst,
 
 struct snapshot {
 	struct xlb_counter reason[XLB_STAT__MAX];
+	bool have_hc;			/* the probe path's counters are pinned */
+	struct xlb_counter hc[XLB_HC_STAT__MAX];
 	struct row *rows;		/* each VIP, then its backends */
 	size_t n_rows;
 };
+
+/* The probe path's counters, when a checker has pinned them in the pin
+ * dir; none there is no error (no `xlb health run` yet). */
+static int collect_hc(const struct xlb_instance *inst, struct counters *cnt,
+		      struct snapshot *snap)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), i;
+	char path[PATH_MAX];
+	int fd, err = 0;
+
+	if (snprintf(path, sizeof(path), "%s/%s", inst->dir,
+		     XLB_MAP_HC_STATS) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	/* A lookup copies value_size bytes a CPU into the scratch. */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		err = -errno;
+	} else if (info.type != BPF_MAP_TYPE_PERCPU_ARRAY ||
+		   info.value_size != sizeof(struct xlb_counter)) {
+		p_info("xlb: %s is not the probe path's counters: left out", path);
+	} else {
+		snap->have_hc = true;
+		for (i = 0; i < XLB_HC_STAT__MAX && !err; i++)
+			err = sum(cnt, fd, i, &snap->hc[i]);
+	}
+	close(fd);
+	return err;
+}
 
 static int collect(struct xlb_instance *inst, struct xlb_state *st,
 		   struct snapshot *snap)
@@ -105,6 +146,8 @@ static int collect(struct xlb_instance *inst, struct xlb_state *st,
 	}
 	for (i = 0; i < XLB_STAT__MAX && !err; i++)
 		err = sum(&cnt, inst->stats_fd, i, &snap->reason[i]);
+	if (!err)
+		err = collect_hc(inst, &cnt, snap);
 	for (i = 0; i < st->n_vips && !err; i++) {
 		const struct xlb_state_vip *v = &st->vips[i];
 
@@ -132,6 +175,19 @@ out:
 	return err;
 }
 
+/* A table of counters by name under a heading. */
+static void print_text_reasons(const char *heading, const char *const *names,
+			       const struct xlb_counter *c, size_t n)
+{
+	size_t i;
+
+	printf("%-24s %20s %20s\n", heading, "packets", "bytes");
+	for (i = 0; i < n; i++)
+		printf("%-24s %20llu %20llu\n", names[i],
+		       (unsigned long long)c[i].packets,
+		       (unsigned long long)c[i].bytes);
+}
+
 static void print_text(const struct snapshot *snap)
 {
 	const struct row *r;
@@ -151,11 +207,10 @@ static void print_text(const struct snapshot *snap)
 			       r->health, r->downs, r->ups, r->fail_open);
 		putchar('\n');
 	}
-	printf("%-24s %20s %20s\n", "reason", "packets", "bytes");
-	for (i = 0; i < XLB_STAT__MAX; i++)
-		printf("%-24s %20llu %20llu\n", reason_names[i],
-		       (unsigned long long)snap->reason[i].packets,
-		       (unsigned long long)snap->reason[i].bytes);
+	print_text_reasons("reason", reason_names, snap->reason, XLB_STAT__MAX);
+	if (snap->have_hc)
+		print_text_reasons("probe-path", hc_reason_names, snap->hc,
+				   XLB_HC_STAT__MAX);
 }
 
 static struct json_object *counter_json(const struct xlb_counter *c,
@@ -170,15 +225,26 @@ static struct json_object *counter_json(const struct xlb_counter *c,
 	return o;
 }
 
+/* Counters by name: { NAME: { packets, bytes }, ... }. */
+static struct json_object *reasons_json(const char *const *names,
+					const struct xlb_counter *c, size_t n)
+{
+	struct json_object *o = json_object_new_object();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_object_object_add(o, names[i], counter_json(&c[i], NULL, NULL));
+	return o;
+}
+
 static void print_json(const struct snapshot *snap)
 {
-	struct json_object *o, *vips, *reasons, *vo = NULL, *backends = NULL, *bo;
+	struct json_object *o, *vips, *vo = NULL, *backends = NULL, *bo;
 	const struct row *r;
 	size_t i;
 
 	o = json_object_new_object();
 	vips = json_object_new_array();
-	reasons = json_object_new_object();
 	for (i = 0; i < snap->n_rows; i++) {
 		r = &snap->rows[i];
 		if (r->backend[0]) {
@@ -199,11 +265,13 @@ static void print_json(const struct snapshot *snap)
 		json_object_object_add(vo, "backends", backends);
 		json_object_array_add(vips, vo);
 	}
-	for (i = 0; i < XLB_STAT__MAX; i++)
-		json_object_object_add(reasons, reason_names[i],
-				       counter_json(&snap->reason[i], NULL, NULL));
 	json_object_object_add(o, "vips", vips);
-	json_object_object_add(o, "counters", reasons);
+	json_object_object_add(o, "counters",
+			       reasons_json(reason_names, snap->reason, XLB_STAT__MAX));
+	if (snap->have_hc)
+		json_object_object_add(o, "probe_path",
+				       reasons_json(hc_reason_names, snap->hc,
+						    XLB_HC_STAT__MAX));
 	xlb_json_print(o);
 }
 
@@ -242,24 +310,41 @@ static void print_prometheus_health(const struct snapshot *snap)
 	}
 }
 
+static const char *const unit[] = { "packets", "bytes" };
+
+/* Two families, PREFIX_packets_total and PREFIX_bytes_total, by reason. */
+static void print_prometheus_reasons(const char *prefix, const char *what,
+				     const char *const *names,
+				     const struct xlb_counter *c, size_t n)
+{
+	size_t i;
+	int u;
+
+	for (u = 0; u < 2; u++) {
+		printf("# HELP %s_%s_total %s %s\n# TYPE %s_%s_total counter\n",
+		       prefix, unit[u], u ? "Bytes" : "Packets", what, prefix,
+		       unit[u]);
+		for (i = 0; i < n; i++)
+			printf("%s_%s_total{reason=\"%s\"} %llu\n", prefix,
+			       unit[u], names[i], (unsigned long long)(u ?
+			       c[i].bytes : c[i].packets));
+	}
+}
+
 /* The Prometheus text exposition format: one family per metric. */
 static void print_prometheus(const struct snapshot *snap)
 {
-	static const char *const unit[] = { "packets", "bytes" };
 	const struct row *r;
 	unsigned long long v;
 	size_t i;
 	int u;
 
-	for (u = 0; u < 2; u++) {
-		printf("# HELP xlb_%s_total %s by outcome: forward, the pass_ and drop_ reasons, connection-table events\n"
-		       "# TYPE xlb_%s_total counter\n", unit[u],
-		       u ? "Bytes" : "Packets", unit[u]);
-		for (i = 0; i < XLB_STAT__MAX; i++)
-			printf("xlb_%s_total{reason=\"%s\"} %llu\n", unit[u],
-			       reason_names[i], (unsigned long long)(u ?
-			       snap->reason[i].bytes : snap->reason[i].packets));
-	}
+	print_prometheus_reasons("xlb", "by outcome: forward, the pass_ and drop_ reasons, connection-table events",
+				 reason_names, snap->reason, XLB_STAT__MAX);
+	if (snap->have_hc)
+		print_prometheus_reasons("xlb_hc", "of health probes seen by the probe path's program: encap, or the drop_ reasons",
+					 hc_reason_names, snap->hc,
+					 XLB_HC_STAT__MAX);
 	for (u = 0; u < 4; u++) {
 		bool backend = u >= 2;
 
@@ -295,7 +380,10 @@ static int stats_help(void)
 	       "Counters are summed over CPUs; a new VIP or backend starts at zero.\n"
 	       "Each backend's health (up, down, unknown: not probed yet, unchecked:\n"
 	       "no health check) and the checker's counts of its transitions: downs,\n"
-	       "ups, and fail-open (kept in the table because all were down).\n");
+	       "ups, and fail-open (kept in the table because all were down).\n"
+	       "Once `xlb health run` has run, the probe path's counters too\n"
+	       "(probe-path; probe_path in -j; xlb_hc_* in Prometheus): probes\n"
+	       "encapsulated (encap) and dropped (drop_*).\n");
 	return 0;
 }
 
