@@ -236,6 +236,25 @@ ecmp_second_chance() {
 	done | topo_batch "$TOPO_NS_RT"
 }
 
+# ecmp_decap_stat K NAME: the packets counter NAME (include/decap.h) of
+# decap.bpf.o on backend K's eth0 has counted. Its maps are not pinned:
+# they are found through the program attached there.
+ecmp_decap_stat() {
+	local k=$1 name=$2 prog map idx
+	idx=$(sed -n '/define XLB_DECAP_STAT_LIST/,/^$/s/.*X([A-Z_0-9]*,[[:space:]]*"\([a-z_]*\)").*/\1/p' \
+		"$TOPO_TOP/include/decap.h" | awk -v n="$name" '$1 == n { print NR - 1 }')
+	[[ -n $idx ]] || topo_err "no decap counter $name in include/decap.h" || return 1
+	prog=$(topo_in "${TOPO_NS_BE[k]}" ip -j link show dev eth0 | jq '.[0].xdp.prog.id // empty')
+	[[ -n $prog ]] || topo_err "no XDP program on b$k's eth0" || return 1
+	for map in $(bpftool -j prog show id "$prog" | jq -r '.map_ids[]'); do
+		[[ $(bpftool -j map show id "$map" | jq -r .name) == xlb_decap_stats ]] || continue
+		bpftool -j map dump id "$map" | jq --argjson i "$idx" \
+			'[.[] | .formatted // . | select(.key == $i) | .values[].value.packets] | add // 0'
+		return
+	done
+	topo_err "b$k's program has no xlb_decap_stats map"
+}
+
 # ecmp_apply_all FILE: the same file applied on every balancer, in turn.
 ecmp_apply_all() {
 	local j
