@@ -19,32 +19,10 @@ set -uo pipefail
 
 loader_attached apply_strict aps || exit 1
 
-# Every map of the instance (the connection table by its census), as
-# test_loader_cli.sh compares them.
-for m in xlb_config xlb_vips xlb_tables xlb_backends xlb_vip_stats xlb_backend_stats xlb_stats; do
-	[[ -e $PIN/$m ]] && echo "map dump pinned $PIN/$m"
-done >"$TMP/dump.batch"
-dump() { bpftool batch file "$TMP/dump.batch" 2>&1; x show | grep '^conntrack '; }
-
-# bad_run NAME FRAGMENT CMD...: CMD fails with one line naming FRAGMENT,
-# and every map is as it was.
-bad_run() {
-	local name=$1 fragment=$2; shift 2
-	dump >"$TMP/before"
-	if expect_error "$name" "$fragment" "$@"; then
-		dump >"$TMP/after"
-		if cmp -s "$TMP/before" "$TMP/after"; then
-			tl_pass "$name"
-		else
-			tl_fail "$name" "maps changed: $(diff "$TMP/before" "$TMP/after" | head -5)"
-		fi
-	fi
-}
-
 # apply_bad NAME FRAGMENT JSON: apply of JSON fails naming FRAGMENT.
 apply_bad() {
 	printf '%s' "$3" >"$TMP/bad.json"
-	bad_run "$1" "$2" x apply "$TMP/bad.json"
+	fails_unchanged "$1" "$2" x apply "$TMP/bad.json"
 }
 
 cat >"$TMP/start.json" <<'EOF'
@@ -112,7 +90,7 @@ xl() { local as=$1; shift; tl_in "$NS" prlimit --as="$as" "$XLB" --pin-dir "$PIN
 	yes ',{}' | head -n 3333333 | tr -d '\n'
 	printf ']}]}'
 } >"$TMP/empty10m.json"
-bad_run apply_backends_past_the_limit_stop_reading \
+fails_unchanged apply_backends_past_the_limit_stop_reading \
 	"vips[0].backends: at least 4096 backends: the limit is 4095 over all VIPs (line 1, column 12334)" \
 	xl $((512 << 20)) apply "$TMP/empty10m.json"
 # 256 VIPs of 4000 each: every array within its limit, a million values.
@@ -125,7 +103,7 @@ bad_run apply_backends_past_the_limit_stop_reading \
 	done
 	printf ']}'
 } >"$TMP/values.json"
-bad_run apply_values_past_the_limit_stop_reading "more than 140256 values, more than a file within the limits holds" \
+fails_unchanged apply_values_past_the_limit_stop_reading "more than 140256 values, more than a file within the limits holds" \
 	xl $((512 << 20)) apply "$TMP/values.json"
 
 # Within the limits but more than 40 MB of address space to parse (an
@@ -135,7 +113,7 @@ bad_run apply_values_past_the_limit_stop_reading "more than 140256 values, more 
 	yes ',{}' | head -n 69999 | tr -d '\n'
 	printf ']}'
 } >"$TMP/parse_oom.json"
-bad_run apply_out_of_memory_parsing_says_so "out of memory parsing" \
+fails_unchanged apply_out_of_memory_parsing_says_so "out of memory parsing" \
 	xl $((40 << 20)) apply "$TMP/parse_oom.json"
 
 # --- all or nothing -----------------------------------------------------------
@@ -184,11 +162,11 @@ memcg_make() {
 vips_file "$TMP/big.json" 256 1 1048573 1048573
 if cg=$(memcg_make 100000000); then
 	tl_on_exit "rmdir $cg"
-	dump >"$TMP/before"
+	instance_dump >"$TMP/before"
 	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" \
 		nsenter --net="/run/netns/$NS" "$XLB" --pin-dir "$PIN" apply "$TMP/big.json" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
-	dump >"$TMP/after"
+	instance_dump >"$TMP/after"
 	if [[ $rc -eq 0 ]]; then
 		tl_skip apply_out_of_memory_in_a_cgroup_changes_nothing "this kernel does not charge BPF maps to the memory cgroup"
 	elif [[ $(wc -l <"$TMP/err") -eq 1 ]] && grep -q "out of memory for the table of .* nothing was changed" "$TMP/err" &&
@@ -205,7 +183,7 @@ fi
 
 # One descriptor per table until the first swap: a hard limit too low for
 # them refuses the file whole, a low soft limit is raised.
-bad_run apply_out_of_descriptors_changes_nothing "Too many open files; nothing was changed" \
+fails_unchanged apply_out_of_descriptors_changes_nothing "Too many open files; nothing was changed" \
 	tl_in "$NS" bash -c 'ulimit -n 64 && exec "$@"' sh "$XLB" --pin-dir "$PIN" apply "$TMP/small.json"
 tl_in "$NS" bash -c 'ulimit -Sn 64 && exec "$@"' sh "$XLB" --pin-dir "$PIN" apply "$TMP/small.json"
 tl_check apply_raises_a_low_soft_limit_of_descriptors \
@@ -223,7 +201,7 @@ while ((hi - lo > (1 << 20))); do
 done
 echo "  xlb apply of 255 VIPs needs $((hi >> 20)) MiB of address space"
 vips_file "$TMP/last_big.json" 256 2 3 1048573
-bad_run apply_out_of_address_space_changes_nothing "out of memory for the table of 192.0.2.6:1255/udp (1048573 slots) after 255 of this change; nothing was changed" \
+fails_unchanged apply_out_of_address_space_changes_nothing "out of memory for the table of 192.0.2.6:1255/udp (1048573 slots) after 255 of this change; nothing was changed" \
 	xl $((hi + (4 << 20))) apply "$TMP/last_big.json"
 
 exit $TL_FAILED

@@ -56,3 +56,35 @@ expect_error() {
 	fi
 	return 1
 }
+
+# instance_dump: the instance in $PIN as a text to compare before and
+# after a command: every map of it that is pinned, in one bpftool run, then
+# the instance as `xlb -j show` reads it back. xlb_tables holds the ids of
+# the inner arrays, so a table swapped, even for an identical one, shows;
+# the connection table, whose slots bpftool would print one by one, is
+# compared by show's census of it.
+instance_dump() {
+	local m
+	for m in xlb_config xlb_vips xlb_tables xlb_backends xlb_vip_filter \
+		 xlb_vip_addrs xlb_hc_config xlb_hc_state xlb_vip_stats \
+		 xlb_backend_stats xlb_stats; do
+		[[ -e $PIN/$m ]] && echo "map dump pinned $PIN/$m"
+	done >"$TMP/dump.batch"
+	bpftool batch file "$TMP/dump.batch" 2>&1
+	x -j show | jq -S .
+}
+
+# fails_unchanged NAME FRAGMENT CMD...: CMD fails with one line naming
+# FRAGMENT (expect_error), and the instance is as it was (instance_dump):
+# PASS or FAIL NAME.
+fails_unchanged() {
+	local name=$1 fragment=$2; shift 2
+	instance_dump >"$TMP/before"
+	expect_error "$name" "$fragment" "$@" || return
+	instance_dump >"$TMP/after"
+	if cmp -s "$TMP/before" "$TMP/after"; then
+		tl_pass "$name"
+	else
+		tl_fail "$name" "maps changed: $(diff "$TMP/before" "$TMP/after" | head -5)"
+	fi
+}
