@@ -56,7 +56,7 @@ die() { printf 'mutation-check: %s\n' "$*" >&2; exit 2; }
 # scripts of tests/, run whole), and optionally FILE:CASE, a case that must
 # exist for the mutation to be expected caught.
 
-MUTATIONS=(ct-gen ct-cap-3x ct-cap-2x fib-gen apply-weight)
+MUTATIONS=(ct-gen ct-cap-3x ct-cap-2x fib-gen apply-weight hc-id)
 
 declare -A DESC TESTS NEEDS
 DESC[ct-gen]="connection table: the backend's generation ignored (include/ct_entry.h)"
@@ -97,6 +97,12 @@ mutate_apply_weight() {
 	edit loader/instance/update.c \
 		$'\t\tif (want[i].weight > XLB_MAX_WEIGHT) {' \
 		$'\t\tif (0) {'
+}
+
+DESC[hc-id]="probe path: every probe encapsulated to backend id 1, whatever its mark names (bpf/hc.bpf.c)"
+TESTS[hc-id]="tests/test_health_probe.sh"
+mutate_hc_id() {
+	edit bpf/hc.bpf.c $'\tid = skb->mark & ~XLB_HC_MARK_MASK;' $'\tid = 1;'
 }
 
 if ((list)); then
