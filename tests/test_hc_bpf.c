@@ -468,10 +468,15 @@ static int write_sysctl(const char *path, const char *value)
 
 /* IPv6 disabled on the device of the outer source: the IPv4 probes keep
  * their path; the IPv6 ones fail at once (an unreachable route) instead
- * of leaving unencapsulated by the main table. (Disabling IPv6 flushes
+ * of leaving unencapsulated by the main table, each reporting why. (Disabling IPv6 flushes
  * the device's IPv6 addresses: this case comes after every IPv6 one.) */
 static void ipv6_disabled_on_the_device_leaves_ipv4(void)
 {
+	struct xlb_probe pr = { .backend_id = ID_BE6, .family = XLB_AF_INET6,
+				.kind = XLB_PROBE_TCP, .port = 80, .timeout_ms = 1000 };
+	struct xlb_probe_result res = { .ok = true };
+	struct xlb_prober *p;
+
 	if (!real_setup() || !ASSERT_TRUE(!path, "the path is removed") ||
 	    !ASSERT_OK(write_sysctl("/proc/sys/net/ipv6/conf/hc0/disable_ipv6", "1"),
 		       "disable IPv6 on hc0") ||
@@ -481,6 +486,16 @@ static void ipv6_disabled_on_the_device_leaves_ipv4(void)
 	probe_leaves_as_the_datapath_sends(4, 4);
 	ASSERT_EQ(send_marked(6, XLB_HC_MARK_BASE | ID_BE4), -EHOSTUNREACH,
 		  "an IPv6 probe meets the unreachable route");
+	if (ASSERT_OK(xlb_prober_new(&p), "prober")) {
+		pkt_addr(6, VIP6, (__u8 *)pr.vip);
+		if (ASSERT_OK(xlb_prober_start(p, &pr, &res), "start")) {
+			ASSERT_EQ(xlb_prober_poll(p, 1000, on_result, NULL), 1,
+				  "one result");
+			ASSERT_TRUE(!res.ok, "down");
+			ASSERT_TRUE(!strcmp(res.error, "no route to host"), res.error);
+		}
+		xlb_prober_free(p);
+	}
 	xlb_hc_path_remove(path);
 	path = NULL;
 }

@@ -423,7 +423,7 @@ static int install_family(struct xlb_hc_path *path, int family,
 		if (!err)
 			return 0;
 	}
-	p_info("xlb: no probe path for %s VIPs: cannot add its %s (table %u over %s): %s%s; their backends cannot be probed: each probe fails",
+	p_info("xlb: no probe path for %s VIPs: cannot add its %s (table %u over %s): %s%s; their backends cannot be probed, each probe fails (no route to host)",
 	       family_name(family), what, XLB_HC_TABLE, dev->name,
 	       strerror(-err), why);
 	route_unreachable_msg(&m, family);
