@@ -452,6 +452,38 @@ static void probe_without_the_path_reports_unreachable(void)
 	xlb_prober_free(p);
 }
 
+/* An instance with no outer IPv6 source: the path installs, probes to
+ * IPv4 backends leave (from either VIP family), and a probe to an IPv6
+ * backend is dropped by the program, its send failing at once. */
+static void no_ipv6_source_leaves_ipv4_backends(void)
+{
+	struct xlb_config v4_only = config(true, false), both = config(true, true);
+	__u32 zero = 0;
+	int fd;
+
+	if (!real_setup() || !ASSERT_TRUE(!path, "the path is removed"))
+		return;
+	fd = bpf_obj_get(PIN_DIR "/" XLB_MAP_CONFIG);
+	if (!ASSERT_GE(fd, 0, "the pinned config") ||
+	    !ASSERT_OK(bpf_map_update_elem(fd, &zero, &v4_only, 0) ? -errno : 0,
+		       "no src6") ||
+	    !ASSERT_OK(xlb_hc_path_install(PIN_DIR, NULL, &path),
+		       "install without an IPv6 source"))
+		goto out;
+	probe_leaves_as_the_datapath_sends(4, 4);
+	probe_leaves_as_the_datapath_sends(6, 4);
+	ASSERT_EQ(send_marked(4, XLB_HC_MARK_BASE | ID_BE6), -EPERM,
+		  "a probe of an IPv6 backend is dropped");
+	xlb_hc_path_remove(path);
+	path = NULL;
+out:
+	if (fd >= 0) {
+		ASSERT_OK(bpf_map_update_elem(fd, &zero, &both, 0) ? -errno : 0,
+			  "both sources back");
+		close(fd);
+	}
+}
+
 static int write_sysctl(const char *path, const char *value)
 {
 	FILE *f = fopen(path, "w");
@@ -525,6 +557,7 @@ TEST_MAIN(
 	TEST(real_path_counts_encapsulated_and_dropped),
 	TEST(removed_path_routes_nothing),
 	TEST(probe_without_the_path_reports_unreachable),
+	TEST(no_ipv6_source_leaves_ipv4_backends),
 	TEST(ipv6_disabled_on_the_device_leaves_ipv4),
 	TEST(no_family_installable_fails),
 )

@@ -263,11 +263,17 @@ static bool on_dev(const struct ifaddrs *all, const char *dev, int family,
 	return false;
 }
 
+static bool has_src6(const struct xlb_config *cfg)
+{
+	static const __be32 none6[4];
+
+	return memcmp(cfg->src6, none6, sizeof(none6)) != 0;
+}
+
 /* The device holding the outer IPv4 source, or else the IPv6 one. */
 static int find_dev(const struct xlb_config *cfg, struct hc_dev *dev)
 {
-	static const __be32 none6[4];
-	bool want6 = memcmp(cfg->src6, none6, sizeof(none6)) != 0;
+	bool want6 = has_src6(cfg);
 	struct ifaddrs *all, *i;
 	const char *name = NULL;
 
@@ -458,6 +464,12 @@ int xlb_hc_path_install(const char *pin_dir, const char *obj_path,
 	      find_dev(&cfg, &dev);
 	if (err)
 		goto fail;
+	/* The program drops a probe to a backend of a family without an
+	 * outer source (drop_no_source): say so once here. */
+	if (!cfg.src4)
+		p_info("xlb: the instance has no outer IPv4 source: probes of IPv4 backends fail until `xlb config set src4`");
+	if (!has_src6(&cfg))
+		p_info("xlb: the instance has no outer IPv6 source: probes of IPv6 backends fail until `xlb config set src6`");
 	path->nl = nl_open();
 	if (path->nl < 0) {
 		err = path->nl;
