@@ -98,8 +98,10 @@ broken() {
 command -v jq >/dev/null || die "jq is missing: run scripts/deps.sh"
 
 step "The topology"
-if [[ -n $(topo_pins_default) ]]; then
-	say "  ($TOPO_DEFAULT_PINS already holds xlb maps of another instance;"
+others=$(topo_pins_default)
+if [[ -n $others ]]; then
+	say "  (another xlb instance's maps are pinned in $(printf '%s\n' $others |
+		sed 's|/[^/]*$||' | sort -u | paste -sd ' '):"
 	say "   this demo keeps its maps in a bpffs of its own instead.)"
 else
 	TOPO_PIN=default
@@ -122,7 +124,12 @@ say ""
 say "  Attaching xlb to the balancer's eth0:"
 cmd "ip link set dev eth0 xdpdrv obj build/xlb.bpf.o sec xdp"
 topo_attach 1 >"$TMP/attach.log" 2>&1 || die "attach: $(cat "$TMP/attach.log")"
-say "  Its maps are pinned in $(topo_pin_dir 1), where xlb finds them."
+if [[ $TOPO_PIN == default ]]; then
+	say "  Its maps are pinned in $(topo_pin_dir 1), where xlb finds them."
+else
+	say "  Its maps are pinned in $(topo_pin_dir 1);"
+	say "  the xlb commands below are given it with --pin-dir."
+fi
 xlb config set src4 "${TOPO_LB4[1]}" src6 "${TOPO_LB6[1]}" || die "xlb config failed"
 for v in "$VIP4:$TOPO_PORT/tcp" "[$VIP6]:$TOPO_PORT/tcp"; do
 	xlb vip add "$v" || die "xlb vip add failed"

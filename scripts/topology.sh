@@ -42,14 +42,19 @@
 # is random unless given, and /run/xlb-topo/TAG, created by topo_up, locks
 # it, so two runs never share or remove each other's namespaces.
 #
-# Maps: `ip link ... xdp obj` pins them by name under $mnt/tc/globals.
+# Maps: `ip link ... xdp obj` pins them by name in $mnt/xdp/globals. On a
+# bpffs where iproute2 came first, $mnt/xdp is its symlink to tc/, so the
+# maps land in $mnt/tc/globals; where libxdp came first (any libxdp attach,
+# `xlb attach` too, makes /sys/fs/bpf/xdp a directory), in a directory of
+# their own, $mnt/xdp/globals. topo_globals decides as both do.
 #   TOPO_PIN=private (default): each balancer gets a bpffs of its own,
 #     mounted under /run/xlb-topo/TAG and named to iproute2 by TC_BPF_MNT,
 #     so runs never meet; topo_xlb passes the matching --pin-dir.
-#   TOPO_PIN=default: /sys/fs/bpf/tc/globals, where a user's `ip link` pins
-#     and where `xlb` looks by default (one balancer only). A run refuses
-#     to start when xlb maps are already pinned there, and removes exactly
-#     the pins it created.
+#   TOPO_PIN=default: the host's /sys/fs/bpf, where a user's `ip link` pins
+#     and where `xlb` looks without --pin-dir (one balancer only). A run
+#     refuses to start when xlb maps are already pinned in tc/globals or
+#     xdp/globals (plain `xlb` would then take or refuse them), and removes
+#     exactly the pins it created.
 #
 # Sourced by the demo and the tests:
 #   . scripts/topology.sh
@@ -76,7 +81,7 @@ TOPO_SHARED_VIP=${TOPO_SHARED_VIP:-0}
 TOPO_DECAP=${TOPO_DECAP:-auto}
 TOPO_PORT=${TOPO_PORT:-80}
 TOPO_UDP_PORT=${TOPO_UDP_PORT:-5000}
-TOPO_DEFAULT_PINS=/sys/fs/bpf/tc/globals
+TOPO_DEFAULT_ROOT=/sys/fs/bpf
 
 topo_log() { [[ -n ${TOPO_QUIET:-} ]] || echo "topology: $*" >&2; }
 topo_err() { echo "topology: $*" >&2; return 1; }
@@ -287,8 +292,31 @@ topo_start_servers() {
 	done
 }
 
+# topo_globals ROOT: where `ip link ... xdp obj` pins maps on the bpffs
+# ROOT, and so where xlb finds them without --pin-dir: xdp/globals when
+# ROOT/xdp is a directory, tc/globals when it is iproute2's symlink to tc/
+# or not there yet (iproute2 then makes the symlink).
+topo_globals() {
+	if [[ -d $1/xdp && ! -L $1/xdp ]]; then
+		echo "$1/xdp/globals"
+	else
+		echo "$1/tc/globals"
+	fi
+}
+
+# topo_pins_in DIR: the xlb pins in DIR, one path a line.
+topo_pins_in() {
+	local p
+	for p in "$1"/xlb_*; do
+		[[ ! -e $p ]] || echo "$p"
+	done
+}
+
+# topo_pins_default: the xlb pins where plain `xlb` looks, tc/globals and
+# xdp/globals of the host's bpffs (once when xdp/ is the symlink to tc/).
 topo_pins_default() {
-	ls -1 "$TOPO_DEFAULT_PINS" 2>/dev/null | grep '^xlb_'
+	topo_pins_in "$TOPO_DEFAULT_ROOT/tc/globals"
+	[[ -L $TOPO_DEFAULT_ROOT/xdp ]] || topo_pins_in "$TOPO_DEFAULT_ROOT/xdp/globals"
 }
 
 topo_check() {
@@ -305,9 +333,8 @@ topo_check() {
 		((TOPO_BALANCERS == 1)) ||
 			topo_err "TOPO_PIN=default serves one balancer (the pins are shared)" || return 1
 		[[ -z $(topo_pins_default) ]] ||
-			topo_err "xlb maps are already pinned in $TOPO_DEFAULT_PINS" \
-				 "(another xlb instance?); refusing to share them:" \
-				 $(topo_pins_default) || return 1 ;;
+			topo_err "xlb maps are already pinned (another xlb instance?);" \
+				 "refusing to share them:" $(topo_pins_default) || return 1 ;;
 	*)	topo_err "TOPO_PIN must be private or default" ;;
 	esac
 }
@@ -360,25 +387,35 @@ topo_pin_root() {
 	fi
 }
 
-# topo_pin_dir J: the --pin-dir of lb J's xlb.
-topo_pin_dir() { echo "$(topo_pin_root "$1")/tc/globals"; }
+# topo_pin_dir J: the --pin-dir of lb J's xlb: where `ip link` pins its
+# maps, or pinned them (TOPO_PIN=default: as recorded by topo_attach).
+topo_pin_dir() {
+	if [[ $TOPO_PIN == default && -s $TOPO_RUN/pin-dir ]]; then
+		cat "$TOPO_RUN/pin-dir"
+	else
+		topo_globals "$(topo_pin_root "$1")"
+	fi
+}
 
 # topo_attach J: attach xlb to lb J's eth0 the way a user would.
 topo_attach() {
-	local j=$1 root before
+	local j=$1 root dir
 	root=$(topo_pin_root "$j")
+	dir=$(topo_pin_dir "$j")
 	if [[ $TOPO_PIN == private ]]; then
 		mkdir -p "$root" || return 1
 		mount | grep -q " $root type bpf" || mount -t bpf bpf "$root" || return 1
-	else
-		before=$(topo_pins_default)
+	elif [[ ! -e $TOPO_RUN/pin-dir ]]; then
+		# Remember where the maps go and what was there before, so
+		# that topo_down removes exactly the pins of this run: the
+		# maps of ip link and those xlb pins beside them later.
+		topo_pins_in "$dir" >"$TOPO_RUN/pins-before" &&
+			echo "$dir" >"$TOPO_RUN/pin-dir" || return 1
 	fi
 	TC_BPF_MNT=$root topo_in "${TOPO_NS_LB[j]}" ip link set dev eth0 xdpdrv \
 		obj "$TOPO_BUILD/xlb.bpf.o" sec xdp || return 1
-	if [[ $TOPO_PIN == default ]]; then
-		# Remember exactly which pins this run created.
-		comm -13 <(echo "$before") <(topo_pins_default) >>"$TOPO_RUN/pins"
-	fi
+	[[ -e $dir/xlb_config ]] ||
+		topo_err "ip link pinned xlb's maps elsewhere than $dir" || return 1
 }
 
 topo_detach() { topo_in "${TOPO_NS_LB[$1]}" ip link set dev eth0 xdp off; }
@@ -394,7 +431,7 @@ topo_xlb() {
 # call twice, after a partial topo_up, and after a topo_up that found its
 # tag in use (it then touches nothing).
 topo_down() {
-	local ns pin m
+	local ns pin m dir run=/run/xlb-topo/$TOPO_TAG
 	[[ -n ${TOPO_TAG:-} && ${TOPO_OWNED:-0} == 1 ]] || return 0
 	for ns in $(ip netns list | awk '{print $1}' | grep "^$TOPO_PREFIX$TOPO_TAG-"); do
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
@@ -402,21 +439,19 @@ topo_down() {
 	for ns in $(ip netns list | awk '{print $1}' | grep "^$TOPO_PREFIX$TOPO_TAG-"); do
 		ip netns del "$ns"
 	done
-	if [[ -f /run/xlb-topo/$TOPO_TAG/pins ]]; then
-		while read -r pin; do
-			[[ $pin == xlb_* ]] && rm -f "$TOPO_DEFAULT_PINS/$pin"
-		done <"/run/xlb-topo/$TOPO_TAG/pins"
-		# Pinned by xlb after the attach (the record of the neighbour
-		# entries it made): this run's too, which began with no pins.
-		rm -f "$TOPO_DEFAULT_PINS/xlb_neigh"
+	dir=$(cat "$run/pin-dir" 2>/dev/null)
+	if [[ $dir == "$TOPO_DEFAULT_ROOT"/*/globals ]]; then
+		for pin in $(comm -13 <(sort "$run/pins-before") <(topo_pins_in "$dir" | sort)); do
+			rm -f "$pin"
+		done
 	fi
 	for m in /run/xlb-topo/"$TOPO_TAG"/bpffs-*; do
 		[[ -d $m ]] || continue
 		mount | grep -q " $m type bpf" && umount "$m"
 		rmdir "$m"
 	done
-	rm -f "/run/xlb-topo/$TOPO_TAG/pins" "/run/xlb-topo/$TOPO_TAG"/server-b*
-	rmdir "/run/xlb-topo/$TOPO_TAG" 2>/dev/null
+	rm -f "$run/pin-dir" "$run/pins-before" "$run"/server-b*
+	rmdir "$run" 2>/dev/null
 	TOPO_OWNED=0
 	return 0
 }
