@@ -391,6 +391,16 @@ tl_check run_json_one_object_a_change test "$(jq -s --arg a "${TOPO_BE4[1]}" \
 	"$E2E_TMP/json" 2>/dev/null)" == 2 -a "$(wc -l <"$E2E_TMP/json")" -eq 4
 server_start 1
 once "$XLB"
+# No outer IPv6 source: the IPv6 backends' probes fail, saying what is
+# missing (the probe path would drop them with a bare EPERM).
+src6=$(x -j config show | jq -r .src6)
+x config set src6 none >/dev/null
+once "$XLB"
+err6=$(hfield "$tcp6" "${TOPO_BE6[1]}" last_error)
+echo "  without src6: $err6"
+tl_check no_outer_source_named test "$err6" == "no outer IPv6 source (xlb config set src6)"
+x config set src6 "$src6" >/dev/null
+once "$XLB"
 for v in "${VIPS[@]}"; do x vip set "$v" --fall $FALL --rise $RISE >/dev/null; done
 
 # ---- on-down: keep and reset ----

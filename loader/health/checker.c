@@ -506,6 +506,29 @@ static void on_result(void *cookie, const struct xlb_probe_result *res,
 		c->pending = true;
 }
 
+static bool outer_source_set(const struct xlb_config *cfg, __u8 family)
+{
+	if (family == XLB_AF_INET)
+		return cfg->src4 != 0;
+	return (cfg->src6[0] | cfg->src6[1] | cfg->src6[2] | cfg->src6[3]) != 0;
+}
+
+/* A probe that cannot be sent counts as failed, with the reason. */
+static void fail_at_once(struct checker *c, __u32 id)
+{
+	bool v4 = c->st->backends[id].family == XLB_AF_INET;
+	struct xlb_probe_result res = { .ok = false };
+	struct hc_backend *e = &c->be[id];
+
+	snprintf(res.error, sizeof(res.error),
+		 "no outer %s source (xlb config set %s)",
+		 v4 ? "IPv4" : "IPv6", v4 ? "src4" : "src6");
+	e->in_flight = true;
+	e->flight_gen = e->gen;
+	e->probed = true;
+	on_result((void *)(uintptr_t)id, &res, c);
+}
+
 /* Start every probe that is due; returns when the next one is. */
 static __u64 start_due(struct checker *c, __u64 now)
 {
@@ -532,6 +555,13 @@ static __u64 start_due(struct checker *c, __u64 now)
 			e->due_ms = now + e->eff.interval_ms;
 		if (e->due_ms < next)
 			next = e->due_ms;
+		/* Without the outer source of its family the probe path
+		 * drops the probe (EPERM): say what is missing instead. */
+		if (!outer_source_set(&c->st->config,
+				      c->st->backends[id].family)) {
+			fail_at_once(c, id);
+			continue;
+		}
 		err = xlb_prober_start(c->prober, &e->probe,
 				       (void *)(uintptr_t)id);
 		if (err) {

@@ -19,11 +19,13 @@ struct xlb_hc_path;
 
 /*
  * Load bpf/hc.bpf.o (obj_path, or the copy built into the binary when
- * NULL) against the instance pinned in pin_dir and install the rules and
- * routes for IPv4 and IPv6, over the device that holds the instance's
- * outer source address. Returns 0 or -errno after p_err() (the instance
- * has no outer source, or none of this host's devices holds it; the
- * kernel refused a route or rule).
+ * NULL) against the instance pinned in pin_dir and install, per family, a
+ * rule and a route over the device that holds the instance's outer
+ * source of that family. A family the kernel refuses (IPv6 disabled on
+ * the device, the device down) is skipped with a note: its table gets an
+ * unreachable route, so its probes fail rather than leave unencapsulated.
+ * Returns 0, or -errno after p_err() when the instance has no outer
+ * source, no device holds it, or neither family could be installed.
  */
 int xlb_hc_path_install(const char *pin_dir, const char *obj_path,
 			struct xlb_hc_path **out);
