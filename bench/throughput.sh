@@ -14,8 +14,8 @@
 #   --rounds N   rounds of every configuration, alternating (default 5)
 #   --seconds S  measured interval of each run (default 1.5)
 #   --rate PPS   offered load (default: as fast as xlb-gen goes)
-#   --flows N    flows of the hit configurations (default 4096, at most
-#                262144)
+#   --flows N    flows of the hit configurations and of v4_stateless
+#                (default 4096, at most 262144; v4_stateless_many: 65536)
 #   --conntrack-size N
 #                xlb's connection table size (`xlb attach --conntrack-size`;
 #                default: xlb's default)
@@ -24,12 +24,12 @@
 #                the reflector always runs, as every ratio is to it, and
 #                its IPv6 run with any IPv6 configuration)
 #   --flood-cap N
-#                v4_hit_flood: xlb's cap on new connection-table entries
+#                v4_hit_flood (and the yardstick of v4_stateless_flood): xlb's cap on new connection-table entries
 #                (`xlb config set ct-rate-limit`, per second per CPU) while
 #                it runs (default: xlb's, 100000; the other configurations
 #                keep xlb's default)
 #   --flood-nice N
-#                v4_hit_flood: the SYN generator's nice level on the
+#                the floods: the SYN generator's nice level on the
 #                generators' CPU, 0 to 19: the higher, the smaller its
 #                share of that CPU and the flood (default 7)
 #
@@ -114,6 +114,15 @@
 # xlb's counters must show the flood past the cap (ct_bypass), no more new
 # entries than the cap allows, and every established packet a hit
 # (ct_hit); a run that took another path fails the benchmark.
+#
+# A stateless VIP (v4_stateless, v4_stateless_many, v4_stateless_flood):
+# 192.0.2.30, `xlb vip add --mode stateless`, with VIP4's backends, so GUE
+# and no connection table. Its established flows are the same ACKs, of
+# --flows flows and of 65536 (with no per-flow state, how many take turns
+# should not matter), and the same flood, whose rate is held against the
+# tracked mode's cap. A stateless VIP's packets are the VIP's counter in
+# xlb stats (the SYNs told apart by their length); the path check: the
+# flood's SYNs reach xlb and the connection table counts nothing.
 set -uo pipefail
 
 # shellcheck source=../tests/lib/lib.sh
@@ -166,13 +175,20 @@ CT_RATE_DEFAULT=$(awk '$1 == "#define" && $2 == "XLB_CT_RATE_LIMIT" { print $3 }
 flood_cap_set=$flood_cap
 flood_cap=${flood_cap:-$CT_RATE_DEFAULT}
 
-# The configurations, and those --configs picks.
-ALL_CONFIGS=(reflector reflector6 v4_hit v4_hit_flood v4_hit_cached v4_miss v6_hit v4_control v4_swap v4_redirect)
+# The configurations, and those --configs picks. A stateless VIP's
+# established flows are also run at MANY_FLOWS, whatever --flows says: with
+# no per-flow state the rate should not depend on how many flows take turns.
+MANY_FLOWS=65536
+ALL_CONFIGS=(reflector reflector6 v4_hit v4_hit_flood v4_stateless v4_stateless_many v4_stateless_flood
+	v4_hit_cached v4_miss v6_hit v4_control v4_swap v4_redirect)
 declare -A TITLE=(
 	[reflector]="MAC-swap XDP_TX reflector (the limit)"
 	[reflector6]="MAC-swap XDP_TX reflector, IPv6 frames (the limit for IPv6)"
 	[v4_hit]="xlb, IPv4 TCP, connection-table hits"
 	[v4_hit_flood]="xlb, IPv4 TCP, hits during a SYN flood (the hits' packets only)"
+	[v4_stateless]="xlb, IPv4 TCP, established flows of a stateless VIP (GUE, no connection table)"
+	[v4_stateless_many]="xlb, IPv4 TCP, established flows of a stateless VIP, $MANY_FLOWS flows"
+	[v4_stateless_flood]="xlb, IPv4 TCP, a stateless VIP's established flows during a SYN flood (their packets only)"
 	[v4_hit_cached]="xlb, IPv4 TCP, hits of 16 flows (entries stay in the CPU's caches)"
 	[v4_miss]="xlb, IPv4 TCP, misses (every packet a new flow)"
 	[v6_hit]="xlb, IPv6 TCP, connection-table hits"
@@ -211,6 +227,7 @@ tl_bpffs
 T=$TL_TAG
 G0R=xg${T}r B0R=xb${T}r G0X=xg${T}x B0X=xb${T}x B1X=xo${T} S0=xs${T}
 VIP4=192.0.2.10:80/tcp VIP6=[2001:db8::10]:80/tcp VIP4B=192.0.2.20:80/tcp
+VIP4S=192.0.2.30:80/tcp	# stateless, with VIP4's backends
 # Eight backends per VIP: 192.0.2.192/26 and 2001:db8:2::/64 out of b0x,
 # 192.0.2.128/26 out of b1x.
 BACKENDS4=() BACKENDS6=() BACKENDS4B=()
@@ -292,7 +309,10 @@ topology() {
 	xlb config set src4 203.0.113.1 src6 2001:db8:1::1 || return 1
 	local b
 	xlb vip add "$VIP4" && xlb vip add "$VIP6" && xlb vip add "$VIP4B" || return 1
-	for b in "${BACKENDS4[@]}"; do xlb backend add "$VIP4" "$b" || return 1; done
+	xlb vip add "$VIP4S" --mode stateless || return 1
+	for b in "${BACKENDS4[@]}"; do
+		xlb backend add "$VIP4" "$b" && xlb backend add "$VIP4S" "$b" || return 1
+	done
 	for b in "${BACKENDS6[@]}"; do xlb backend add "$VIP6" "$b" || return 1; done
 	for b in "${BACKENDS4B[@]}"; do xlb backend add "$VIP4B" "$b" || return 1; done
 
@@ -340,6 +360,8 @@ config_args() {
 	reflector6) echo "$G0R $MAC_B0R $NS_GEN $G0R --dst ${VIP6%/tcp} $hits" ;;
 	v4_hit|v4_swap|v4_control) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} $hits" ;;
 	v4_hit_cached) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} --flows 16 --sport 1024-2047 --tcp-flags A" ;;
+	v4_stateless) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4S%/tcp} $hits" ;;
+	v4_stateless_many) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4S%/tcp} --flows $MANY_FLOWS --sport 1024-2047 --tcp-flags A" ;;
 	v4_miss) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP4%/tcp} --flows max --sport 2048-65535 --tcp-flags S" ;;
 	v6_hit) echo "$G0X $MAC_B0X $NS_GEN $G0X --dst ${VIP6%/tcp} $hits" ;;
 	v4_redirect) echo "$G0X $MAC_B0X $NS_SINK $S0 --dst ${VIP4B%/tcp} $hits" ;;
@@ -482,12 +504,19 @@ link_counts() {
 		END { printf "%.0f %.0f %.0f\n", p, b, o }'
 }
 
-# flood_ct: "packets bytes" of xlb's hits and of its misses, then the
-# packets bypassed and inserted (xlb stats). The bytes tell the flood's
-# SYNs from the ACKs in one reading of the counters.
+# flood_ct CONFIG: "packets bytes" of what xlb took of the established
+# flows, and of its connection table's misses, then the packets bypassed
+# and inserted, and the table's hits (xlb stats). What it took is, with a
+# tracked VIP (v4_hit_flood), the connection table's hits; with a stateless
+# VIP (v4_stateless_flood), which the table never sees, the VIP's counter,
+# the flood's SYNs included. The bytes tell the flood's SYNs from the ACKs
+# in one reading of the counters.
 flood_ct() {
-	xlb -j stats | jq -r '.counters | [.ct_hit.packets, .ct_hit.bytes, .ct_miss.packets,
-		.ct_miss.bytes, .ct_bypass.packets, .ct_insert.packets] | join(" ")'
+	xlb -j stats | jq -r --arg vip "$([[ $1 == v4_stateless_flood ]] && echo "$VIP4S")" '
+		.counters as $c | (if $vip == "" then $c.ct_hit
+			else .vips[] | select(.vip == $vip) end) as $t |
+		[$t.packets, $t.bytes, $c.ct_miss.packets, $c.ct_miss.bytes,
+		 $c.ct_bypass.packets, $c.ct_insert.packets, $c.ct_hit.packets] | join(" ")'
 }
 
 # run_ns PID: nanoseconds process PID has run so far (0 once it is gone).
@@ -497,7 +526,7 @@ run_ns() {
 	echo "${ns:-0}"
 }
 
-# flood_snap ACK_PID [FLOOD_PID]: the counters v4_hit_flood reads at
+# flood_snap CONFIG ACK_PID [FLOOD_PID]: the counters a flood reads at
 # either end of an interval, each group after its own clock reading (in
 # microseconds: bash's, no fork), as a slow read (xlb stats) must not
 # stretch the next group's interval. In this order: the time, CPU 1's busy
@@ -505,28 +534,49 @@ run_ns() {
 # balancer's NAPI thread (with the softirq work it starts, the sink's,
 # unless the kernel counts softirq time apart: CONFIG_IRQ_TIME_ACCOUNTING);
 # the time, g0x's frames and bytes (what the sink got: the balancer's
-# output) and the frames both generators offered; the time, xlb's hits
-# (packets, bytes), misses (packets, bytes), bypassed and inserted packets.
+# output) and the frames both generators offered; the time, what xlb took
+# (packets, bytes), its misses (packets, bytes), bypassed and inserted
+# packets, and its hits (flood_ct).
 flood_snap() {
 	local t1 cpu r t2 link t3
 	t1=${EPOCHREALTIME/./}
-	r="$(run_ns "$1") $(run_ns "${2:-0}") $(run_ns "${NAPI_PID[$B0X]:-0}")"
+	r="$(run_ns "$2") $(run_ns "${3:-0}") $(run_ns "${NAPI_PID[$B0X]:-0}")"
 	cpu=$(cpu_time "$LB_CPU")
 	t2=${EPOCHREALTIME/./}
 	link=$(link_counts "$NS_GEN" "$G0X")
 	t3=${EPOCHREALTIME/./}
-	echo "$t1 $cpu $r $t2 $link $t3 $(flood_ct)"
+	echo "$t1 $cpu $r $t2 $link $t3 $(flood_ct "$1")"
 }
 
-# run_flood: one run of v4_hit_flood: the hits' ACKs alone, then with the
-# flood. Appends to $TMP/v4_hit_flood, for the main table, "established
-# pps forwarded, established pps offered, hits, misses, -, bypassed, CPU 1
-# busy" with the flood, then what the flood table shows (see its columns
-# below); a run whose path check fails adds its reasons to FLOOD_FAILS.
+# flood_seen CONFIG S0 S1: whether the flood's SYNs reach xlb since
+# flood_snap S1, S0 to S1 having been the ACKs alone: counted as misses
+# (tracked), or, where nothing counts misses (stateless), packets shorter
+# than the ACKs among what the VIP took.
+flood_seen() {
+	awk -v a="$2" -v b="$3" -v c="$(flood_ct "$1")" -v st="$([[ $1 == v4_stateless_flood ]] && echo 1)" '
+	BEGIN {
+		split(a, x); split(b, y); split(c, z)
+		if (!st) exit !(z[3] != y[14])
+		dp = z[1] - y[12]; ack = y[12] > x[12] ? (y[13] - x[13]) / (y[12] - x[12]) : 0
+		exit !(dp > 0 && z[2] - y[13] < dp * ack)
+	}'
+}
+
+# run_flood CONFIG: one run of v4_hit_flood or v4_stateless_flood: the
+# established flows' ACKs alone (those of v4_hit or v4_stateless), then
+# with the flood to the same VIP. Appends to $TMP/CONFIG, for the main
+# table, "established pps forwarded, established pps offered, hits,
+# misses, -, bypassed, CPU 1 busy" with the flood, then what the flood
+# table shows (see its columns below); a run whose path check fails adds
+# its reasons to FLOOD_FAILS[CONFIG].
 run_flood() {
-	local file=$TMP/v4_hit_flood rest c0 ack_pid flood_pid i m m0 s0 s1 s2 s3 frate sent fpps addrs ports line why f short
-	read -r _ _ _ _ rest <<< "$(config_args v4_hit)"
-	if [[ -n $flood_cap_set ]]; then
+	local cfg=$1 file=$TMP/$1 base=v4_hit vip=$VIP4 stateless=0
+	local rest c0 ack_pid flood_pid i m m0 s0 s1 s2 s3 frate sent fpps addrs ports line why f short
+	if [[ $cfg == v4_stateless_flood ]]; then
+		base=v4_stateless vip=$VIP4S stateless=1
+	fi
+	read -r _ _ _ _ rest <<< "$(config_args "$base")"
+	if [[ -n $flood_cap_set && $cfg == v4_hit_flood ]]; then
 		xlb config set ct-rate-limit "$flood_cap" > /dev/null ||
 			die "v4_hit_flood: xlb config set ct-rate-limit $flood_cap failed"
 	fi
@@ -551,35 +601,32 @@ run_flood() {
 		m0=$m
 	done
 	sleep "$warm"
-	s0=$(flood_snap "$ack_pid")
+	s0=$(flood_snap "$cfg" "$ack_pid")
 	sleep "$seconds"
-	s1=$(flood_snap "$ack_pid")
+	s1=$(flood_snap "$cfg" "$ack_pid")
 	# The flood, from the next unused source port; the measurement starts
-	# once its SYNs are counted (misses), after a warm-up.
+	# once its SYNs reach xlb, after a warm-up.
 	flood_pick "${flood_need:-0}"
-	read -r -a f <<< "$s1"
-	m0=${f[13]}
 	frate=$(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x); split(b, y)
 		r = y[7] > x[7] ? 1.25 * (y[8] - x[8]) * 1e6 / (y[7] - x[7]) : 0
 		printf "%d", (r > 1000 ? r : 1000) }')
 	nsenter --net="/run/netns/$NS_GEN" nice -n "$flood_nice" "$GEN" --dev "$G0X" --dst-mac "$MAC_B0X" \
 		--count "$(flood_left)" --cpu "$GEN_CPU" --rate "$frate" -j \
-		--dst "${VIP4%/tcp}" --src "${FLOOD_SRCS[flood_blk]}" \
+		--dst "${vip%/tcp}" --src "${FLOOD_SRCS[flood_blk]}" \
 		--sport "${FLOOD_PORT[flood_blk]}-65535" --flows max --tcp-flags S --size "$FLOOD_SIZE" \
 		> "$TMP/flood.out" 2> "$TMP/flood.err" &
 	flood_pid=$!
 	for ((i = 0; i < 300; i++)); do
-		read -r _ m _ <<< "$(ct_stats)"
-		(( m == m0 )) || break
+		flood_seen "$cfg" "$s0" "$s1" && break
 		kill -0 "$flood_pid" 2>/dev/null || break
 		sleep 0.05
 	done
 	# A shorter warm-up: the ACKs are warm already, and every second of
 	# the flood spends flows.
 	sleep "$(awk -v w="$warm" 'BEGIN { print w / 5 }')"
-	s2=$(flood_snap "$ack_pid" "$flood_pid")
+	s2=$(flood_snap "$cfg" "$ack_pid" "$flood_pid")
 	sleep "$seconds"
-	s3=$(flood_snap "$ack_pid" "$flood_pid")
+	s3=$(flood_snap "$cfg" "$ack_pid" "$flood_pid")
 	short=
 	kill -0 "$flood_pid" 2>/dev/null || short="the flood's flows ran out before the interval ended"
 	kill -TERM "$flood_pid" "$ack_pid" 2>/dev/null
@@ -588,14 +635,14 @@ run_flood() {
 		die "xlb-gen (the flood) failed: $(cat "$TMP/flood.err")"
 	fi
 	wait "$ack_pid" || die "xlb-gen failed: $(cat "$TMP/gen.err")"
-	if [[ -n $flood_cap_set ]]; then
+	if [[ -n $flood_cap_set && $cfg == v4_hit_flood ]]; then
 		xlb config set ct-rate-limit 0 > /dev/null ||
 			die "v4_hit_flood: xlb config set ct-rate-limit 0 (xlb's default again) failed"
 	fi
 	sent=$(jq -r .sent "$TMP/flood.out") fpps=$(jq -r .pps "$TMP/flood.out")
 	addrs=$(( (1 << (32 - ${FLOOD_SRCS[flood_blk]#*/})) - 2 ))
 	ports=$(( (sent + addrs - 1) / addrs ))
-	log "v4_hit_flood: the flood's $sent SYNs came from ${FLOOD_SRCS[flood_blk]}," \
+	log "$cfg: the flood's $sent SYNs came from ${FLOOD_SRCS[flood_blk]}," \
 		"ports ${FLOOD_PORT[flood_blk]}-$((FLOOD_PORT[flood_blk] + ports - 1))"
 	FLOOD_PORT[flood_blk]=$((FLOOD_PORT[flood_blk] + ports)) flood_need=$sent
 
@@ -603,8 +650,11 @@ run_flood() {
 	# the ACKs by their length (FLOOD_SIZE against an ACK's, measured in
 	# the first interval); so do the sink's, whose ACK length is measured
 	# there too (the same headers added to both).
+	# With a stateless VIP, what xlb took in the flood's interval is both
+	# kinds, split by length as the sink's count is; the connection table
+	# must see nothing (its hits column carries the table's events).
 	line=$(awk -v s0="$s0" -v s1="$s1" -v s2="$s2" -v s3="$s3" -v fpps="$fpps" \
-		-v cap="$flood_cap" -v syn="$FLOOD_SIZE" '
+		-v cap="$flood_cap" -v syn="$FLOOD_SIZE" -v stateless="$stateless" '
 	function d(a, b, i) { return b[i] - a[i] }
 	function whole(x) { return x - int(x + 0.5) < 0.01 && int(x + 0.5) - x < 0.01 }
 	BEGIN {
@@ -612,7 +662,7 @@ run_flood() {
 		# fields of flood_snap
 		TR = 1; CB = 2; CA = 3; RA = 4; RF = 5; RN = 6
 		TL = 7; SP = 8; SB = 9; OF = 10
-		TC = 11; HP = 12; HB = 13; MP = 14; MB = 15; BY = 16; IN = 17
+		TC = 11; HP = 12; HB = 13; MP = 14; MB = 15; BY = 16; IN = 17; CH = 18
 		# each interval, seconds, by the clock of each group
 		tra = d(x0, x1, TR) / 1e6; trb = d(x2, x3, TR) / 1e6
 		tla = d(x0, x1, TL) / 1e6; tlb = d(x2, x3, TL) / 1e6
@@ -632,26 +682,41 @@ run_flood() {
 		byb = d(x2, x3, BY); ib = d(x2, x3, IN)
 		ffwd = (pb * aout - bb) / dl; efwd = pb - ffwd
 		amb = (mbb - syn * mb) / dl; fmb = mb - amb	# misses: ACKs, SYNs
+		if (stateless) {
+			# taken: ACKs and SYNs; the table: hits, misses,
+			# entries and bypasses, before and during the flood
+			fmb = (hb * ain - hbb) / dl; hb -= fmb; amb = 0
+			eva = d(x0, x1, CH) + ma + ia + bya
+			evb = d(x2, x3, CH) + mb + ib + byb
+		}
 		busya = d(x0, x1, CA) > 0 ? d(x0, x1, CB) / d(x0, x1, CA) : 0
 		busyb = d(x2, x3, CA) > 0 ? d(x2, x3, CB) / d(x2, x3, CA) : 0
 		offa = d(x0, x1, OF) / tla; offall = d(x2, x3, OF) / tlb; offb = offall - fpps
 		roff = offa > 0 ? offall / offa : 0
 		cova = ha / (ha + ma); covb = hb + amb > 0 ? hb / (hb + amb) : 0
 		why = ""
-		if (ma > ha / 1000)
-			why = why sprintf("; %.0f of the %.0f packets of established flows missed before the flood", ma, ha + ma)
 		if (fmb <= 0)
 			why = why "; no SYN of the flood reached the balancer"
-		if (byb <= 0)
-			why = why "; no SYN went past the cap (ct_bypass 0)"
-		if (ib > cap * (int(tcb) + 2))
-			why = why sprintf("; %.0f new entries in %.2f s, more than a cap of %d a second allows", ib, tcb, cap)
-		if (hbb != hb * ain)
-			why = why sprintf("; packets other than the ACKs counted as hits during the flood (%.2f bytes a hit)", hb ? hbb / hb : 0)
-		if (amb > hb / 1000)
-			why = why sprintf("; %.0f of the %.0f packets of established flows missed during the flood", amb, hb + amb)
-		if (efwd < 0 || ffwd < 0)
-			why = why "; the sink'"'"'s counts do not split into ACKs and SYNs"
+		if (stateless) {
+			cova = eva / tca; covb = evb / tcb
+			if (eva + evb > 0)
+				why = why sprintf("; the connection table counted %.0f events (hits, misses, entries, bypasses) for a stateless VIP", eva + evb)
+			if (efwd < 0 || ffwd < 0 || hb < 0)
+				why = why "; the counts do not split into ACKs and SYNs"
+		} else {
+			if (ma > ha / 1000)
+				why = why sprintf("; %.0f of the %.0f packets of established flows missed before the flood", ma, ha + ma)
+			if (byb <= 0)
+				why = why "; no SYN went past the cap (ct_bypass 0)"
+			if (ib > cap * (int(tcb) + 2))
+				why = why sprintf("; %.0f new entries in %.2f s, more than a cap of %d a second allows", ib, tcb, cap)
+			if (hbb != hb * ain)
+				why = why sprintf("; packets other than the ACKs counted as hits during the flood (%.2f bytes a hit)", hb ? hbb / hb : 0)
+			if (amb > hb / 1000)
+				why = why sprintf("; %.0f of the %.0f packets of established flows missed during the flood", amb, hb + amb)
+			if (efwd < 0 || ffwd < 0)
+				why = why "; the sink'"'"'s counts do not split into ACKs and SYNs"
+		}
 		re = (efwd / tlb) / (pa / tla); rall = (pb / tlb) / (pa / tla)
 		# rates per second the balancer thread ran: the rate over the
 		# share of the interval it ran
@@ -671,14 +736,14 @@ run_flood() {
 	[[ -z $short ]] || why=${why:+$why; }$short
 	[[ -z $line ]] || echo "$line" >> "$file"
 	if [[ -n $why ]]; then
-		FLOOD_FAILS+=("$why")
-		log "v4_hit_flood: path check failed: $why"
+		FLOOD_FAILS+=("$cfg: $why")
+		log "$cfg: path check failed: $why"
 	fi
 	[[ -n $line ]] || return 0
 	read -r -a f <<< "$line"
-	log "v4_hit_flood: ${f[0]} pps of the established flows forwarded with the flood, ${f[7]} before it" \
+	log "$cfg: ${f[0]} pps of the established flows forwarded with the flood, ${f[7]} before it" \
 		"($(awk -v r="${f[20]}" 'BEGIN { printf "%.2f", r }')); flood offered ${f[10]}, taken ${f[11]} SYNs/s" \
-		"(cap $flood_cap/s: ${f[13]} new entries/s, ${f[14]} bypassed/s)"
+		"($( ((stateless)) && echo "the tracked mode's cap" || echo cap) $flood_cap/s: ${f[13]} new entries/s, ${f[14]} bypassed/s)"
 }
 
 # stats FILE COLUMN: "median min max" of a column.
@@ -704,7 +769,7 @@ topology > "$TMP/setup.log" 2>&1 ||
 if ((!quick)); then
 	log "warm-up round (not recorded)"
 	for cfg in "${CONFIGS[@]}"; do
-		if [[ $cfg == v4_hit_flood ]]; then run_flood 2>/dev/null; else run "$cfg" 2>/dev/null; fi
+		if [[ $cfg == *_flood ]]; then run_flood "$cfg" 2>/dev/null; else run "$cfg" 2>/dev/null; fi
 		rm -f "$TMP/$cfg"
 	done
 	FLOOD_FAILS=()
@@ -719,7 +784,7 @@ for ((r = 0; r < rounds; r++)); do
 		cfg=${CONFIGS[(i + r) % ${#CONFIGS[@]}]}
 		# The flood's runs are saturated only: the SYNs run on the
 		# balancer's CPU too, so its busy time is not the ACKs' alone.
-		if [[ $cfg == v4_hit_flood ]]; then run_flood; continue; fi
+		if [[ $cfg == *_flood ]]; then run_flood "$cfg"; continue; fi
 		run "$cfg"
 		[[ $cfg != v4_swap && $cfg != v4_control ]] || continue
 		run "$cfg" "$(tail -n 1 "$TMP/$cfg" | awk '{ r = int($1 * 1.1); print (r > 1000 ? r : 1000) }')"
@@ -742,8 +807,10 @@ echo "for misses), $rounds rounds of $seconds s per configuration, alternating; 
 echo "and min–max, each as a ratio to the MAC-swap reflector in the balancer's place"
 echo "(IPv6 configurations to the reflector of IPv6 frames)."
 [[ -z $ct_size ]] || echo "Connection table of $ct_size entries (\`xlb attach --conntrack-size\`)."
-[[ " ${CONFIGS[*]} " != *" v4_hit_flood "* ]] ||
-	echo "During a SYN flood only the hits' packets count (the flood's, below)."
+[[ " ${CONFIGS[*]} " != *"_flood "* ]] ||
+	echo "During a SYN flood only the established flows' packets count (the flood's, below)."
+[[ " ${CONFIGS[*]} " != *" v4_stateless"* ]] ||
+	echo "A stateless VIP has VIP 192.0.2.10's backends; its traffic is the same ACKs, of $hit_flows flows and of $MANY_FLOWS."
 if ((!quick)) && [[ " ${CONFIGS[*]} " == *" v4_miss "* ]]; then
 	echo "A first round, not recorded, leaves the connection table full of other flows, as on"
 	echo "a balancer in service."
@@ -760,7 +827,7 @@ echo "| configuration | Mpps (median) | min–max | offered Mpps | ratio to refl
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 for cfg in "${CONFIGS[@]}"; do
 	if [[ ! -s $TMP/$cfg ]]; then
-		# Only v4_hit_flood records nothing of a run that went wrong.
+		# Only a flood records nothing of a run that went wrong.
 		echo "| ${TITLE[$cfg]} | - | - | - | - | no run recorded | - |"
 		status=1
 		continue
@@ -769,13 +836,19 @@ for cfg in "${CONFIGS[@]}"; do
 	read -r off _ <<< "$(stats "$TMP/$cfg" 2)"
 	ratio=$(echo "$med ${REF_MED[$(base_of "$cfg")]}" | awk '{ printf "%.2f", $1 / $2 }')
 	ct=- sw=-
-	if [[ $cfg != reflector* ]]; then
+	if [[ $cfg == v4_stateless_flood ]]; then
+		# Its path check counts the table's events.
+		ct="not used"
+	elif [[ $cfg == v4_stateless* ]]; then
+		ct=$(awk '{ n += $3 + $4 + $6 } END { print n ? "**used: " n " packets**" : "not used" }' "$TMP/$cfg")
+		[[ $ct == "not used" ]] || { log "$cfg: the connection table saw a stateless VIP's packets"; status=1; }
+	elif [[ $cfg != reflector* ]]; then
 		ct=$(awk '{ h += $3; m += $4; b += $6 } END {
 			if (h + m == 0) print "none counted"
 			else printf "%.0f%% / %.0f%% / %.0f%%", 100 * h / (h + m),
 				100 * (m - b) / (h + m), 100 * b / (h + m) }' "$TMP/$cfg")
-		(( med > 0 )) || { log "$cfg: xlb forwarded nothing"; status=1; }
 	fi
+	[[ $cfg == reflector* ]] || (( med > 0 )) || { log "$cfg: xlb forwarded nothing"; status=1; }
 	[[ $cfg != v4_swap && $cfg != v4_control ]] || read -r sw _ <<< "$(stats "$TMP/$cfg" 5)"
 	(( med * 10 < off * 9 )) || limited+=("${TITLE[$cfg]}")
 	echo "| ${TITLE[$cfg]} | $(mpps "$med") | $(mpps "$lo")–$(mpps "$hi") | $(mpps "$off") | $ratio | $ct | $sw |"
@@ -814,19 +887,31 @@ cell() {
 # per_cap FILE COLUMN: the column's median as a multiple of the cap.
 per_cap() { fstats "$1" "$2" | awk -v c="$flood_cap" '{ printf "%.2f", $1 / c }'; }
 
-if [[ " ${CONFIGS[*]} " == *" v4_hit_flood "* ]]; then
-	F=$TMP/v4_hit_flood
-	echo "### Under a SYN flood"
-	echo
-	echo "xlb, IPv4 TCP: the ACKs of the hits' $hit_flows established flows and, from a second generator,"
-	echo "SYNs of ever new flows to the same VIP ($FLOOD_SIZE-byte frames, no payload; sources from"
-	echo "blocks of 192.0.2.0/24 and 203.0.113.0/24 the topology leaves unused, no flow twice),"
-	if [[ -n $flood_cap_set ]]; then
-		echo "past the connection table's cap on new entries: \`xlb config set ct-rate-limit $flood_cap\`"
-		echo "a second per CPU for these runs (xlb's default: $CT_RATE_DEFAULT; the balancer runs on one CPU)."
+# flood_report CONFIG: the section of v4_hit_flood or v4_stateless_flood.
+flood_report() {
+	local cfg=$1 F=$TMP/$1 stateless=0 fails=() f shares sh_flood sh_ack sh_alone
+	[[ $cfg == v4_stateless_flood ]] && stateless=1
+	for f in "${FLOOD_FAILS[@]}"; do [[ $f != "$cfg: "* ]] || fails+=("${f#"$cfg: "}"); done
+	if ((stateless)); then
+		echo "### Under a SYN flood, stateless"
+		echo
+		echo "xlb, IPv4 TCP, a stateless VIP (192.0.2.30, GUE): the ACKs of $hit_flows established flows and,"
+		echo "from a second generator, SYNs of ever new flows to the same VIP, as above. A stateless VIP"
+		echo "has no connection table to fill: the tracked mode's cap on new entries ($flood_cap a second"
+		echo "per CPU) is the yardstick the flood is measured against, not a limit it meets."
 	else
-		echo "past the connection table's cap on new entries, xlb's default of $flood_cap a second"
-		echo "per CPU (\`ct-rate-limit\`; the balancer runs on one CPU)."
+		echo "### Under a SYN flood"
+		echo
+		echo "xlb, IPv4 TCP: the ACKs of the hits' $hit_flows established flows and, from a second generator,"
+		echo "SYNs of ever new flows to the same VIP ($FLOOD_SIZE-byte frames, no payload; sources from"
+		echo "blocks of 192.0.2.0/24 and 203.0.113.0/24 the topology leaves unused, no flow twice),"
+		if [[ -n $flood_cap_set ]]; then
+			echo "past the connection table's cap on new entries: \`xlb config set ct-rate-limit $flood_cap\`"
+			echo "a second per CPU for these runs (xlb's default: $CT_RATE_DEFAULT; the balancer runs on one CPU)."
+		else
+			echo "past the connection table's cap on new entries, xlb's default of $flood_cap a second"
+			echo "per CPU (\`ct-rate-limit\`; the balancer runs on one CPU)."
+		fi
 	fi
 	echo "Each run measures the ACKs alone for $seconds s, then the ACKs and the flood for $seconds s,"
 	echo "the ACKs' generator going on: the baseline is the same run's. The flood's SYNs are told"
@@ -860,7 +945,11 @@ if [[ " ${CONFIGS[*]} " == *" v4_hit_flood "* ]]; then
 		echo "| ACKs forwarded, Mpps | $(cell "$F" 1 mpps) | $(cell "$F" 8 mpps) | $(cell "$F" 21 ratio) |"
 		echo "| all packets forwarded (ACKs and SYNs), Mpps | $(cell "$F" 10 mpps) | $(cell "$F" 8 mpps) | $(cell "$F" 22 ratio) |"
 		echo "| all packets offered (both generators; the link refused what the balancer did not take), Mpps | $(cell "$F" 26 mpps) | $(cell "$F" 9 mpps) | $(cell "$F" 27 ratio) |"
-		echo "| ACKs counted as connection-table hits (ct_hit) | $(cell "$F" 18 pct) | $(cell "$F" 19 pct) | - |"
+		if ((stateless)); then
+			echo "| connection-table events (hits, misses, entries, bypasses) a second | $(cell "$F" 18 rate) | $(cell "$F" 19 rate) | - |"
+		else
+			echo "| ACKs counted as connection-table hits (ct_hit) | $(cell "$F" 18 pct) | $(cell "$F" 19 pct) | - |"
+		fi
 		if ((NAPI_PINNED)); then
 			echo "| the balancer's NAPI thread busy, share of the interval | $(cell "$F" 28 pct) | $(cell "$F" 29 pct) | - |"
 			echo "| ACKs forwarded per second of that thread's run time, Mpps | $(cell "$F" 30 mpps) | $(cell "$F" 32 mpps) | $(cell "$F" 33 ratio) |"
@@ -877,35 +966,59 @@ if [[ " ${CONFIGS[*]} " == *" v4_hit_flood "* ]]; then
 			echo "of its work being what the flood leaves them."
 			echo
 		fi
-		echo "| the flood, per second | SYNs or entries | the cap | ratio to the cap |"
-		echo "| --- | ---: | ---: | ---: |"
-		echo "| SYNs offered (their generator, over its whole run) | $(cell "$F" 11 rate) | $flood_cap | $(per_cap "$F" 11) |"
-		echo "| SYNs the balancer took (ct_miss) | $(cell "$F" 12 rate) | $flood_cap | $(per_cap "$F" 12) |"
-		echo "| SYNs forwarded | $(cell "$F" 13 rate) | $flood_cap | $(per_cap "$F" 13) |"
-		echo "| new entries (ct_insert) | $(cell "$F" 14 rate) | $flood_cap | $(per_cap "$F" 14) |"
-		echo "| SYNs past the cap, forwarded without an entry (ct_bypass) | $(cell "$F" 15 rate) | $flood_cap | $(per_cap "$F" 15) |"
-		echo
-		awk -v s="$seconds" -v c="$flood_cap" 'BEGIN {
-			n = int(s) + 2
-			print "The cap counts in one-second windows, each from the first new flow after the last one"
-			print "ended, and a flood past it takes a window\047s entries in its first moments: an interval"
-			printf "of %s s holds those of %d or %d windows (%.0f or %.0f new entries a second at the\n", s, n - 2, n - 1, (n - 2) * c / s, (n - 1) * c / s
-			printf "cap), and parts of %d at most (%.0f a second: the path check\047s bound).\n", n, n * c / s }'
-		echo
+		if ((stateless)); then
+			echo "| the flood, per second | SYNs | the tracked mode's cap | ratio to the cap |"
+			echo "| --- | ---: | ---: | ---: |"
+			echo "| SYNs offered (their generator, over its whole run) | $(cell "$F" 11 rate) | $flood_cap | $(per_cap "$F" 11) |"
+			echo "| SYNs the balancer took (the VIP's counter) | $(cell "$F" 12 rate) | $flood_cap | $(per_cap "$F" 12) |"
+			echo "| SYNs forwarded | $(cell "$F" 13 rate) | $flood_cap | $(per_cap "$F" 13) |"
+			echo
+		else
+			echo "| the flood, per second | SYNs or entries | the cap | ratio to the cap |"
+			echo "| --- | ---: | ---: | ---: |"
+			echo "| SYNs offered (their generator, over its whole run) | $(cell "$F" 11 rate) | $flood_cap | $(per_cap "$F" 11) |"
+			echo "| SYNs the balancer took (ct_miss) | $(cell "$F" 12 rate) | $flood_cap | $(per_cap "$F" 12) |"
+			echo "| SYNs forwarded | $(cell "$F" 13 rate) | $flood_cap | $(per_cap "$F" 13) |"
+			echo "| new entries (ct_insert) | $(cell "$F" 14 rate) | $flood_cap | $(per_cap "$F" 14) |"
+			echo "| SYNs past the cap, forwarded without an entry (ct_bypass) | $(cell "$F" 15 rate) | $flood_cap | $(per_cap "$F" 15) |"
+			echo
+			awk -v s="$seconds" -v c="$flood_cap" 'BEGIN {
+				n = int(s) + 2
+				print "The cap counts in one-second windows, each from the first new flow after the last one"
+				print "ended, and a flood past it takes a window\047s entries in its first moments: an interval"
+				printf "of %s s holds those of %d or %d windows (%.0f or %.0f new entries a second at the\n", s, n - 2, n - 1, (n - 2) * c / s, (n - 1) * c / s
+				printf "cap), and parts of %d at most (%.0f a second: the path check\047s bound).\n", n, n * c / s }'
+			echo
+		fi
 	fi
-	if [[ ${#FLOOD_FAILS[@]} -gt 0 ]]; then
-		echo "**Path check failed** in ${#FLOOD_FAILS[@]} of $rounds runs, which did not take the path"
+	if [[ ${#fails[@]} -gt 0 ]]; then
+		echo "**Path check failed** in ${#fails[@]} of $rounds runs, which did not take the path"
 		echo "the figures name:"
-		printf -- '- %s\n' "${FLOOD_FAILS[@]}" | sort -u
+		printf -- '- %s\n' "${fails[@]}" | sort -u
 		status=1
+	elif ((stateless)); then
+		echo "Path check, every run: the flood's SYNs reached the balancer and were forwarded, and the"
+		echo "connection table counted nothing (no hit, miss, entry or bypass)."
 	else
 		echo "Path check, every run: the flood went past the cap (ct_bypass > 0), new entries"
 		echo "stayed within it (ct_insert), and the established flows' packets were"
 		echo "connection-table hits (ct_hit)."
 	fi
-	((!flood_repeats)) || echo "**The flood's sources ran out: some of its flows came twice.**"
+	if ((stateless)) && [[ -s $F ]]; then
+		# The target: nothing to exhaust, so the flood's packets cost
+		# the balancer what established flows' do (per second of its
+		# run time; without threaded NAPI, per second).
+		awk -v r="$(fstats "$F" "$( ((NAPI_PINNED)) && echo 34 || echo 22)" | cut -d' ' -f1)" \
+			-v m="$(per_cap "$F" 12)" 'BEGIN {
+			printf "Target: a SYN flood changes nothing for a stateless VIP'"'"'s established flows: with SYNs at %.1f times the tracked mode'"'"'s cap, the packets it forwards per second of the balancer'"'"'s run time are %.2f of the ACKs'"'"' alone (at least 0.90: %s).\n", m, r, (r >= 0.9 ? "met" : "not met") }'
+	fi
 	echo
-fi
+}
+
+for cfg in v4_hit_flood v4_stateless_flood; do
+	[[ " ${CONFIGS[*]} " != *" $cfg "* ]] || flood_report "$cfg"
+done
+((!flood_repeats)) || { echo "**The flood's sources ran out: some of its flows came twice.**"; echo; }
 
 # stats_of FILE EXPR: stats of an awk expression of each line's columns,
 # rounded to a whole number.
@@ -924,7 +1037,7 @@ echo "The same configurations offered at 1.1 times what each forwarded saturated
 echo "the same round, with the time CPU $LB_CPU was busy over the interval"
 echo "(/proc/stat): the rate one CPU forwards busy all the time is the forwarded rate"
 echo "divided by the busy fraction. (The swap and its control are left out: their"
-if [[ " ${CONFIGS[*]} " == *" v4_hit_flood "* ]]; then
+if [[ " ${CONFIGS[*]} " == *"_flood "* ]]; then
 	echo "commands run on that CPU too; so is the SYN flood, whose SYNs it handles too.)"
 else
 	echo "commands run on that CPU too.)"
@@ -938,7 +1051,7 @@ for cfg in reflector reflector6; do
 done
 ref_cap=${REF_CAP[reflector]}
 for cfg in "${CONFIGS[@]}"; do
-	[[ $cfg != v4_swap && $cfg != v4_control && $cfg != v4_hit_flood ]] || continue
+	[[ $cfg != v4_swap && $cfg != v4_control && $cfg != *_flood ]] || continue
 	read -r cap lo hi <<< "$(capacity "$cfg")"
 	read -r off _ <<< "$(stats "$TMP/$cfg.paced" 2)"
 	read -r fwd _ <<< "$(stats "$TMP/$cfg.paced" 1)"
@@ -949,6 +1062,25 @@ for cfg in "${CONFIGS[@]}"; do
 		"$(awk -v c="$cap" -v r="${REF_CAP[$(base_of "$cfg")]}" 'BEGIN { printf "%.2f", (r > 0 ? c / r : 0) }') |"
 done
 echo
+# stateless_target: the stateless VIP's established flows against the
+# reflector, at both flow counts, saturated and per busy CPU.
+stateless_target() {
+	local cfg med cap out=() q qc ok=met
+	for cfg in v4_stateless v4_stateless_many; do
+		[[ -s $TMP/$cfg ]] || continue
+		read -r med _ <<< "$(stats "$TMP/$cfg" 1)"
+		read -r cap _ <<< "$(capacity "$cfg")"
+		q=$(awk -v x="$med" -v r="$ref_med" 'BEGIN { printf "%.2f", x / r }')
+		qc=$(awk -v x="$cap" -v r="$ref_cap" 'BEGIN { printf "%.2f", (r > 0 ? x / r : 0) }')
+		awk -v q="$q" -v c="$qc" 'BEGIN { exit !(q >= 0.8 && c >= 0.8) }' || ok="not met"
+		out+=("$([[ $cfg == v4_stateless ]] && echo "$hit_flows" || echo "$MANY_FLOWS") flows $q saturated, $qc per busy CPU")
+	done
+	[[ ${#out[@]} -gt 0 ]] || return 0
+	local IFS=';'
+	echo "Target: a stateless VIP's established flows forward at least 80% of the reflector's rate:${out[*]/#/ } ($ok)."
+	echo
+}
+stateless_target
 [[ -s $TMP/v4_hit ]] || exit $status
 read -r hit_med _ <<< "$(stats "$TMP/v4_hit" 1)"
 read -r hit_cap _ <<< "$(capacity v4_hit)"
