@@ -59,7 +59,12 @@ e2e_config() {
 		{ config: { src4: $src4, src6: $src6 },
 		  vips: [$pairs | group_by(.[0])[] |
 			 { vip: .[0][0], backends: [.[] | { addr: .[1], weight: 1 }] }] }')
-	e2e_xlb "$name" "$j" apply - <<<"$conf" >/dev/null
+	# apply's report stays quiet; a failure shows e2e_xlb's FAIL line,
+	# which carries xlb's error.
+	if ! e2e_xlb "$name" "$j" apply - <<<"$conf" >"$E2E_TMP/apply.out"; then
+		cat "$E2E_TMP/apply.out"
+		return 1
+	fi
 }
 
 # The VIPs of balancer J: TCP and UDP, each family.
