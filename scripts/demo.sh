@@ -10,8 +10,11 @@
 #   2. holds long-lived connections while a backend is added and another
 #      drained, and shows which survived and where new connections go;
 #   3. removes a backend and shows whose connections moved;
-#   4. shows `xlb stats` and plots the spread (gnuplot, when present);
-#   5. removes everything, also when interrupted or when a step fails.
+#   4. stops a backend's service under the health checker (`xlb health
+#      run`), shows it taken out of the tables, new connections avoiding
+#      it, and back once the service starts again;
+#   5. shows `xlb stats` and plots the spread (gnuplot, when present);
+#   6. removes everything, also when interrupted or when a step fails.
 # Run as root after `make` (make demo does both).
 set -uo pipefail
 
@@ -26,12 +29,15 @@ TOPO_QUIET=1
 SHORT=3000		# step 1: short connections
 HELD=60			# step 2 and 3: long-lived connections, per family
 NEW=1000		# new connections after each change
+NEW_HC=300		# step 4: new connections to each VIP while a backend is down
 PNG=$TOPO_BUILD/demo-spread.png
 topo_names
 VIP4=${TOPO_VIP4[1]}
 VIP6=${TOPO_VIP6[1]}
 TMP=$(mktemp -d)
 START=$SECONDS
+CHK_LOG=$TMP/checker.log
+CHK_PID=
 
 if [[ -t 1 ]]; then B=$'\e[1m' D=$'\e[2m' N=$'\e[0m'; else B= D= N=; fi
 say()  { printf '%s\n' "$*"; }
@@ -40,6 +46,7 @@ cmd()  { printf '  %s$ %s%s\n' "$D" "$*" "$N"; }
 die()  { printf 'demo: %s\n' "$*" >&2; exit 1; }
 
 cleanup() {
+	checker_stop
 	traffic_hold_stop
 	topo_down
 	rm -rf "$TMP"
@@ -93,6 +100,80 @@ held_report() {
 broken() {
 	awk -v b="${2:-}" '$1 == "hold" && $4 != "ok" && (b == "" || $5 == b)' "$1" | wc -l
 }
+
+# checker_stop: SIGTERM to the health checker, which removes its probe
+# path and exits; returns its exit status.
+checker_stop() {
+	local rc
+	[[ -n $CHK_PID ]] || return 0
+	kill -TERM "$CHK_PID" 2>/dev/null
+	wait "$CHK_PID"
+	rc=$?
+	CHK_PID=
+	return $rc
+}
+
+# service_stop K: stop backend K's service, its xlb-echo server; the
+# backend itself stays up (it answers ping and holds the VIP).
+service_stop() {
+	local p
+	for p in $(ip netns pids "${TOPO_NS_BE[$1]}"); do
+		[[ $(cat /proc/"$p"/comm 2>/dev/null) == xlb-echo ]] || continue
+		kill "$p"
+		while kill -0 "$p" 2>/dev/null; do sleep 0.02; done
+	done
+}
+
+# service_start K: backend K's xlb-echo server again; returns once it listens.
+service_start() {
+	local k=$1 out=$TMP/server-b$1 try
+	: >"$out"
+	topo_in "${TOPO_NS_BE[k]}" "$TOPO_BUILD/tools/xlb-echo" server "${TOPO_BE_NAME[k]}" \
+		--port "$TOPO_PORT" --udp-port "$TOPO_UDP_PORT" >"$out" 2>&1 &
+	for ((try = 0; try < 200; try++)); do
+		grep -q '^listening' "$out" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+ms_now() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# wait_for MS CMD...: CMD every 50 ms until it succeeds or MS pass; TOOK
+# holds the milliseconds it took.
+wait_for() {
+	local limit=$1 start; shift
+	start=$(ms_now)
+	while :; do
+		TOOK=$(( $(ms_now) - start ))
+		"$@" && return 0
+		((TOOK > limit)) && return 1
+		sleep 0.05
+	done
+}
+
+# logged FROM TO: the checker has logged backend 1 going from FROM to TO
+# on both VIPs.
+logged() {
+	grep -qF "$VIP4:$TOPO_PORT/tcp ${TOPO_BE4[1]} $1 -> $2" "$CHK_LOG" &&
+		grep -qF "[$VIP6]:$TOPO_PORT/tcp ${TOPO_BE6[1]} $1 -> $2" "$CHK_LOG"
+}
+
+# all_up: the checker has found every checked backend up, and logged it.
+all_up() {
+	local n
+	n=$(topo_xlb 1 -j health show | jq '[.backends[] | select(.health != "up")] | length')
+	[[ $n == 0 ]] && (( $(grep -c ' unknown -> up: ' "$CHK_LOG") == $(checked) ))
+}
+
+# fingerprints: the fingerprint of each VIP's table.
+fingerprints() { topo_xlb 1 -j show | jq -r '[.vips[].fingerprint] | join(" ")'; }
+
+# checked: how many backends the checker probes.
+checked() { topo_xlb 1 -j health show | jq '.backends | length'; }
+
+# checker_log_since N: the checker's lines after its first N.
+checker_log_since() { tail -n +$(($1 + 1)) "$CHK_LOG" | sed 's/^/    checker: /'; }
 
 [[ $(id -u) -eq 0 ]] || die "run as root (network namespaces and XDP need it)"
 command -v jq >/dev/null || die "jq is missing: run scripts/deps.sh"
@@ -202,7 +283,73 @@ say "  get their packets reset them. $( ((moved)) && echo "$moved other connecti
 	echo "No other connection moved.")"
 new_conns 3
 
-step "4. Counters"
+step "4. A backend's service stopped, under the health checker"
+say "  xlb health run probes every backend of a checked VIP the way clients'"
+say "  packets reach it (encapsulated by the balancer, answered from the VIP),"
+say "  and takes a backend whose probes fail out of its VIP's table."
+for v in "$VIP4:$TOPO_PORT/tcp" "[$VIP6]:$TOPO_PORT/tcp"; do
+	xlb vip set "$v" --health http --interval 500ms --rise 2 --fall 2 ||
+		die "xlb vip set failed"
+done
+say "  The checker runs in lb1's namespace, whose routing holds its probe path;"
+say "  its log lines are shown below as checker: ..."
+cmd "xlb health run &"
+nsenter --net="/run/netns/${TOPO_NS_LB[1]}" "$TOPO_BUILD/xlb" --pin-dir "$(topo_pin_dir 1)" \
+	health run >"$CHK_LOG" 2>&1 &
+CHK_PID=$!
+wait_for 5000 all_up || die "the checker did not find every backend up: $(cat "$CHK_LOG")"
+say "  In $TOOK ms its first probes find the $(checked) backends of the two VIPs up"
+say "  (each logged as unknown -> up). Now b1's service stops; b1 itself stays up"
+say "  (it answers ping and holds the VIP), so only a check of the service sees it:"
+cmd "kill <b1's xlb-echo server>"
+seen=$(wc -l <"$CHK_LOG")
+before=$(fingerprints)
+service_stop 1
+wait_for 10000 logged up down || die "b1 was not taken out within 10 s: $(cat "$CHK_LOG")"
+checker_log_since "$seen"
+say "  Out of both tables $TOOK ms after the stop (fall 2 failed probes 500 ms"
+say "  apart, the last within its 250 ms timeout: 1250 ms at most)."
+xlb show "$VIP4:$TOPO_PORT/tcp"
+xlb show "[$VIP6]:$TOPO_PORT/tcp"
+say "  b1 keeps its weight; the table leaves it out (out-by-health) as a drain does."
+traffic_client 2 conns "$VIP4" "$TOPO_PORT" -n $NEW_HC -P 16 -q >"$TMP/new.4"
+traffic_client 2 conns "$VIP6" "$TOPO_PORT" -n $NEW_HC -P 16 -q >"$TMP/new.4v6"
+ok4=$(traffic_total "$TMP/new.4" ok) ok6=$(traffic_total "$TMP/new.4v6" ok)
+say "  $NEW_HC new connections to each VIP ($ok4 and $ok6 completed):"
+spread "$TMP/new.4" "$VIP4:$TOPO_PORT/tcp" 4
+spread "$TMP/new.4v6" "[$VIP6]:$TOPO_PORT/tcp" 4v6
+on_b1=$(traffic_count "$TMP/new.4" "$TMP/new.4v6" | awk '$1 == "b1" { print $2 }')
+((ok4 == NEW_HC && ok6 == NEW_HC)) ||
+	die "$((2 * NEW_HC - ok4 - ok6)) new connections failed while b1 was down"
+((${on_b1:-0} == 0)) || die "$on_b1 new connections reached b1 while it was down"
+say "  Every one completed, none on b1 (b4 alone takes the IPv4 VIP: b2 is"
+say "  drained and b3 removed since steps 2 and 3)."
+cmd "xlb-echo server b1 &      (in b1's namespace)"
+seen=$(wc -l <"$CHK_LOG")
+service_start 1 || die "b1's service did not start again: $(cat "$TMP/server-b1")"
+wait_for 10000 logged down up || die "b1 was not back within 10 s: $(cat "$CHK_LOG")"
+checker_log_since "$seen"
+say "  Back in both tables $TOOK ms after the start (rise 2 good probes 500 ms"
+say "  apart), with its weight and so its share again:"
+xlb show "$VIP4:$TOPO_PORT/tcp"
+xlb show "[$VIP6]:$TOPO_PORT/tcp"
+[[ $(fingerprints) == "$before" ]] ||
+	die "the tables differ from those before the stop: $before, now $(fingerprints)"
+say "  The same tables as before the stop, fingerprint for fingerprint"
+say "  ($before)."
+cmd "kill -TERM <xlb health run>"
+checker_stop
+rc=$?
+left=$(for f in -4 -6; do
+	topo_in "${TOPO_NS_LB[1]}" ip $f rule list | grep 'lookup 22604'
+	topo_in "${TOPO_NS_LB[1]}" ip $f route list table 22604 2>/dev/null
+done | wc -l)
+((rc == 0 && left == 0)) ||
+	die "the checker exited with $rc and left $left rules and routes of its table 22604"
+say "  The checker exits 0 and takes its probe path (the rules and routes of"
+say "  table 22604 in lb1's namespace) with it; the VIPs keep their settings."
+
+step "5. Counters"
 xlb stats
 if command -v gnuplot >/dev/null; then
 	gnuplot <<EOF 2>"$TMP/gnuplot.err" && say "  The spread, plotted: $PNG"
@@ -213,9 +360,10 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set ylabel "% of the connections"
-set xlabel "1: three backends   v6: the IPv6 VIP   2: b4 added, b2 drained   3: b3 removed"
+set xlabel "1: three backends   v6: the IPv6 VIP   2: b4 added, b2 drained   3: b3 removed   4, 4v6: b1's service stopped"
 set yrange [0:*]
-set key top right
+set key outside top center horizontal
+set xtics rotate by 45 right
 plot "$TMP/plot.dat" using (100*\$3):xtic(sprintf("%s: %s", strcol(1), strcol(2))) title "predicted (share of the table)", \
      "" using (100*\$5/\$4) title "measured"
 EOF
@@ -224,7 +372,7 @@ else
 	say "  (gnuplot is not installed: no plot.)"
 fi
 
-step "5. Cleaning up"
+step "6. Cleaning up"
 traffic_hold_stop
 topo_down
 say "  Namespaces, pinned maps and processes removed ($((SECONDS - START)) s in all)."
@@ -235,6 +383,7 @@ Where next:
     up backends (decapsulation, the VIP on loopback, ARP settings).
   xlb replay FILE.pcap: how Maglev and the other algorithms balance and
     disrupt your own traffic.
+  docs/health.md: the health checker, its probes, settings and states.
   make bench: the datapath's cost per packet and throughput.
   make test: the whole suite, with these scenarios as integration tests.
 EOF
