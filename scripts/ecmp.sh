@@ -236,7 +236,7 @@ ecmp_second_chance() {
 	done | topo_batch "$TOPO_NS_RT"
 }
 
-# ecmp_decap_stat K NAME: the packets counter NAME (include/decap.h) of
+# ecmp_decap_stat K NAME: the packets that counter NAME (include/decap.h) of
 # decap.bpf.o on backend K's eth0 has counted. Its maps are not pinned:
 # they are found through the program attached there.
 ecmp_decap_stat() {
