@@ -86,7 +86,8 @@ XLB_INLINE int xlb_encap(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 		return -XLB_STAT_DROP_ENCAP_FAILED;
 	eth[0] = nh->eth[0];
 	eth[1] = nh->eth[1];
-	if (be->flags & XLB_BE_F_GUE)
+	/* IPIP laid out as the path expected, as it was before GUE. */
+	if (__builtin_expect(be->flags & XLB_BE_F_GUE, 0))
 		return xlb_encap_gue(data, end, pkt, be, cfg, prev, hash);
 	if (be->family == XLB_AF_INET) {
 		struct iphdr *iph = data + sizeof(struct ethhdr);

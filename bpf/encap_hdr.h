@@ -125,8 +125,8 @@ XLB_INLINE void xlb_write_ipv6(struct ipv6hdr *ip6h, __u32 inner_len, __u8 tos,
  * The UDP checksum is 0, none: IPv4 allows it (RFC 768); over IPv6 it
  * is allowed for tunnels (RFC 6935, RFC 6936) and Linux's fou and
  * decap.bpf.c accept it; the inner packet carries its own checksums.
- * The GUE field names prev, the slot's previous owner (family
- * XLB_AF_NONE: none, as for every tracked VIP's packet).
+ * The GUE field names prev, the slot's previous owner (NULL: none, as
+ * for every tracked VIP's packet).
  */
 XLB_INLINE void xlb_write_gue(struct udphdr *udp, __u32 inner_len,
 			      __u8 inner_family, const struct xlb_config *cfg,
@@ -143,9 +143,14 @@ XLB_INLINE void xlb_write_gue(struct udphdr *udp, __u32 inner_len,
 			 (__u32)xlb_inner_proto(inner_family) << 16);
 	g->priv.magic = XLB_GUE_PRIV_MAGIC;
 	g->priv.hops = 0;
-	g->priv.family = prev->family;
 	g->priv.pad = 0;
-	__builtin_memcpy(g->priv.prev, prev->addr, sizeof(g->priv.prev));
+	if (prev) {
+		g->priv.family = prev->family;
+		__builtin_memcpy(g->priv.prev, prev->addr, sizeof(g->priv.prev));
+	} else {
+		g->priv.family = XLB_AF_NONE;
+		__builtin_memset(g->priv.prev, 0, sizeof(g->priv.prev));
+	}
 }
 
 #endif /* XLB_BPF_ENCAP_HDR_H */

@@ -44,7 +44,7 @@ XLB_INLINE enum xlb_vip_guess xlb_vip_maybe(const struct xlb_flow *flow)
 				 flow->family);
 	if (!xlb_vip_filter_has(f, bit))
 		return XLB_VIP_NONE;
-	if (f->ready & XLB_VIP_FILTER_STATELESS &&
+	if (__builtin_expect(f->ready & XLB_VIP_FILTER_STATELESS, 0) &&
 	    f->stateless[bit / 64] >> (bit % 64) & 1)
 		return XLB_VIP_MAYBE_STATELESS;
 	return XLB_VIP_MAYBE;
@@ -117,13 +117,15 @@ XLB_INLINE int xlb_table_pick(const struct xlb_vip *vip, __u64 hash,
 
 /*
  * A stateless VIP's pick: the backend id at slot hash mod M and, in
- * *prev, the slot's previous owner (family XLB_AF_NONE when it has none),
- * from the table with history (include/xlb.h). The entry's three
- * elements are read one by one, as an array map's lookup gives one.
+ * *prev, the slot's previous owner, *named pointing to it (left NULL
+ * when the slot has none), from the table with history (include/xlb.h).
+ * The entry's three elements are read one by one, as an array map's
+ * lookup gives one.
  */
 XLB_INLINE int xlb_table_pick_prev(const struct xlb_vip *vip, __u64 hash,
 				   __u32 *backend_id,
-				   struct xlb_hist_entry *prev)
+				   struct xlb_hist_entry *prev,
+				   const struct xlb_hist_entry **named)
 {
 	const struct xlb_table_elem *e;
 	__u32 slot, elem, entry, i;
@@ -149,12 +151,11 @@ XLB_INLINE int xlb_table_pick_prev(const struct xlb_vip *vip, __u64 hash,
 		e = bpf_map_lookup_elem(table, &at);
 		/* Beyond the table: a previous owner the loader never
 		 * wrote, so none. */
-		if (!e) {
-			prev->family = XLB_AF_NONE;
+		if (!e)
 			return 0;
-		}
 		to[i] = *(const xlb_word *)e;
 	}
+	*named = prev;
 	return 0;
 }
 

