@@ -28,11 +28,7 @@ void xlb_history_free(struct xlb_history *h)
 
 __u32 xlb_history_now(void)
 {
-	static __u32 now;
-
-	if (!now)
-		now = (__u32)time(NULL);
-	return now;
+	return (__u32)time(NULL);
 }
 
 __u32 xlb_history_keep(const struct xlb_config *cfg)
