@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * A stateless VIP's history (loader/instance/history.h), rule by rule, on
+ * hand-made tables of eight slots: a slot that changes owner remembers the
+ * last one as of the change, one that keeps its owner keeps its entry; an
+ * entry goes once older than the setting, once its backend is deleted
+ * (not when drained); a slot that changes twice remembers only the second
+ * owner; one entry per owner and time. The JSON form comes back as it went, sorted; the fingerprint
+ * tells histories apart.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include "testlib.h"
+#include "history.h"
+
+#define M	8
+#define VIP	7
+enum { A = 1, B, C, D };	/* backend ids */
+
+/* Strings equal, or both printed. */
+#define ASSERT_STR_EQ(a, b, what) ({					\
+	const char *___a = (a), *___b = (b);				\
+	bool ___ok = !strcmp(___a, ___b);				\
+	if (!___ok) {							\
+		test_failed = true;					\
+		printf("  %s:%d: %s: FAIL: \"%s\" != \"%s\"\n",	\
+		       __func__, __LINE__, what, ___a, ___b);		\
+	}								\
+	___ok;								\
+})
+
+static struct xlb_state *st;
+
+static void backend(__u32 id, const char *addr, __u32 weight, __u8 flags)
+{
+	struct xlb_backend *b = &st->backends[id];
+
+	memset(b, 0, sizeof(*b));
+	b->vip_id = VIP;
+	b->weight = weight;
+	b->family = XLB_AF_INET;
+	b->flags = flags;
+	inet_pton(AF_INET, addr, b->addr);
+}
+
+static void setup(void)
+{
+	if (!st)
+		st = calloc(1, sizeof(*st));
+	memset(st->backends, 0, sizeof(st->backends));
+	backend(A, "198.51.100.1", 1, XLB_BE_F_IN_USE);
+	backend(B, "198.51.100.2", 1, XLB_BE_F_IN_USE);
+	backend(C, "198.51.100.3", 1, XLB_BE_F_IN_USE);
+	backend(D, "198.51.100.4", 1, XLB_BE_F_IN_USE);
+}
+
+/* The address each slot's entry names (last octet), 0 for none, and the
+ * entries' times, as text: "1 0 0 2 | 100 100". */
+static const char *named(const struct xlb_history *h)
+{
+	static char text[256];
+	size_t len = 0;
+	__u32 k;
+
+	for (k = 0; k < h->m; k++)
+		len += snprintf(text + len, sizeof(text) - len, "%s%u", k ? " " : "",
+				h->slot[k] ? ((__u8 *)h->e[h->slot[k] - 1].addr)[3] : 0);
+	len += snprintf(text + len, sizeof(text) - len, " |");
+	for (k = 0; k < h->n; k++)
+		len += snprintf(text + len, sizeof(text) - len, " %u", h->e[k].since);
+	return text;
+}
+
+/* The history after old -> next at now with keep 100 s. */
+static bool step(const __u32 *old, const struct xlb_history *prev,
+		 const __u32 *next, __u32 now, struct xlb_history *out)
+{
+	return ASSERT_OK(xlb_history_init(out, M), "init") &&
+	       ASSERT_OK(xlb_history_next(st, VIP, old, prev, next, now, 100, out),
+			 "next");
+}
+
+static const __u32 t0[M] = { A, B, C, A, B, C, A, B };
+static const __u32 t1[M] = { A, B, C, D, B, C, D, B };	/* D takes 3, 6 */
+
+static void a_change_remembers_the_last_owner(void)
+{
+	struct xlb_history h;
+
+	setup();
+	if (!step(NULL, NULL, t0, 1000, &h))
+		return;
+	ASSERT_STR_EQ(named(&h), "0 0 0 0 0 0 0 0 |", "a first table remembers none");
+	xlb_history_free(&h);
+	if (!step(t0, NULL, t1, 1000, &h))
+		return;
+	ASSERT_STR_EQ(named(&h), "0 0 0 1 0 0 1 0 | 1000", "slots 3 and 6 name A");
+	xlb_history_free(&h);
+}
+
+static void kept_while_young_gone_when_old(void)
+{
+	struct xlb_history h1, h2, h3;
+
+	setup();
+	if (!step(t0, NULL, t1, 1000, &h1) || !step(t1, &h1, t1, 1099, &h2) ||
+	    !step(t1, &h1, t1, 1100, &h3))
+		return;
+	ASSERT_STR_EQ(named(&h2), "0 0 0 1 0 0 1 0 | 1000", "99 s later: kept");
+	ASSERT_STR_EQ(named(&h3), "0 0 0 0 0 0 0 0 |", "100 s later: gone");
+	ASSERT_TRUE(!xlb_history_stale(st, VIP, &h1, t1, 1099, 100), "not stale at 99 s");
+	ASSERT_TRUE(xlb_history_stale(st, VIP, &h1, t1, 1100, 100), "stale at 100 s");
+	xlb_history_free(&h1);
+	xlb_history_free(&h2);
+	xlb_history_free(&h3);
+}
+
+static void drained_stays_deleted_goes(void)
+{
+	struct xlb_history h1, h2, h3;
+
+	setup();
+	if (!step(t0, NULL, t1, 1000, &h1))
+		return;
+	backend(A, "198.51.100.1", 0, XLB_BE_F_IN_USE);
+	if (!step(t1, &h1, t1, 1001, &h2))
+		return;
+	ASSERT_STR_EQ(named(&h2), "0 0 0 1 0 0 1 0 | 1000", "A drained: kept");
+	backend(A, "198.51.100.1", 0, XLB_BE_F_IN_USE | XLB_BE_F_REMOVED);
+	if (!step(t1, &h1, t1, 1001, &h3))
+		return;
+	ASSERT_STR_EQ(named(&h3), "0 0 0 0 0 0 0 0 |", "A deleted: gone");
+	ASSERT_TRUE(xlb_history_stale(st, VIP, &h1, t1, 1001, 100), "stale once A is deleted");
+	xlb_history_free(&h1);
+	xlb_history_free(&h2);
+	xlb_history_free(&h3);
+}
+
+static void twice_remembers_the_second_owner(void)
+{
+	static const __u32 t2[M] = { A, B, C, C, B, C, A, B };	/* 3: D -> C, 6: D -> A */
+	struct xlb_history h1, h2;
+
+	setup();
+	if (!step(t0, NULL, t1, 1000, &h1) || !step(t1, &h1, t2, 1010, &h2))
+		return;
+	/* Slots 3 and 6 change again, from D: each names D as of the
+	 * second change, slot 6 although A, which it named, has it again. */
+	ASSERT_STR_EQ(named(&h2), "0 0 0 4 0 0 4 0 | 1010", "the second owner, one entry");
+	xlb_history_free(&h1);
+	xlb_history_free(&h2);
+}
+
+static void json_round_trip_and_fingerprint(void)
+{
+	static const __u32 t2[M] = { A, B, B, D, B, C, D, B };	/* 2: C -> B */
+	struct xlb_history h1, h2, back;
+	struct json_object *j;
+	const char *why;
+	size_t at;
+
+	setup();
+	if (!step(t0, NULL, t1, 1000, &h1) || !step(t1, &h1, t2, 1005, &h2))
+		return;
+	ASSERT_STR_EQ(named(&h2), "0 0 3 1 0 0 1 0 | 1005 1000", "two entries, as met");
+	xlb_history_sort(&h2);
+	j = xlb_history_json(&h2);
+	ASSERT_STR_EQ(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN),
+		      "[{\"prev\":\"198.51.100.1\",\"since\":1000,\"slots\":[[3,3],[6,6]]},"
+		      "{\"prev\":\"198.51.100.3\",\"since\":1005,\"slots\":[[2,2]]}]",
+		      "the JSON form");
+	if (ASSERT_OK(xlb_history_init(&back, M), "init") &&
+	    ASSERT_OK(xlb_history_from_json(j, &back, &why, &at), "from JSON"))
+		ASSERT_TRUE(xlb_history_equal(&back, &h2), "back as it went");
+	ASSERT_NE(xlb_history_fingerprint(1, &h1), xlb_history_fingerprint(1, &h2),
+		  "fingerprints differ");
+	ASSERT_EQ(xlb_history_fingerprint(1, &back), xlb_history_fingerprint(1, &h2),
+		  "fingerprints agree");
+	json_object_put(j);
+	xlb_history_free(&h1);
+	xlb_history_free(&h2);
+	xlb_history_free(&back);
+}
+
+TEST_MAIN(TEST(a_change_remembers_the_last_owner),
+	  TEST(kept_while_young_gone_when_old),
+	  TEST(drained_stays_deleted_goes),
+	  TEST(twice_remembers_the_second_owner),
+	  TEST(json_round_trip_and_fingerprint))
