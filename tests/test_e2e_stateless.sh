@@ -75,13 +75,20 @@ hold_ok() {
 }
 
 # Packets the backends' decap.bpf.o passed on to a previous backend
-# (counter 5, forward, of include/decap.h): bpftool finds every backend's
-# map by name, and prints it by its BTF unless asked for -j (one map alone
-# is dumped as its elements).
+# (counter 5, forward, of include/decap.h), summed over this topology's
+# backends: each program's map, found through the program on eth0.
 forwarded() {
-	bpftool map dump name xlb_decap_stats 2>/dev/null |
-		jq '(if .[0].elements then [.[].elements[]] else . end) |
-		    [.[] | select(.key == 5) | .values[].value.packets] | add // 0'
+	local k prog map sum=0 n
+	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
+		prog=$(topo_in "${TOPO_NS_BE[k]}" ip -j link show dev eth0 | jq '.[0].xdp.prog.id // empty')
+		for map in $(bpftool -j prog show id "$prog" 2>/dev/null | jq -r '.map_ids[]'); do
+			[[ $(bpftool -j map show id "$map" | jq -r .name) == xlb_decap_stats ]] || continue
+			n=$(bpftool -j map dump id "$map" | jq '[.[] | .formatted // . |
+				select(.key == 5) | .values[].value.packets] | add // 0')
+			sum=$((sum + n))
+		done
+	done
+	echo "$sum"
 }
 
 for v in "$tcp4" "$tcp6"; do e2e_xlb gue_set 1 vip set "$v" --encap gue; done
