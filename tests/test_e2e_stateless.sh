@@ -5,7 +5,7 @@
 # (TOPO_DECAP=xdp), real TCP over IPv4 and IPv6:
 #  - a GUE VIP (tracked) serves new connections, every backend taking some;
 #  - made stateless, it serves new connections with nothing in the
-#    connection table;
+#    connection table; stateless UDP VIPs answer every request;
 #  - long-lived connections (a message every 100 ms, none may go a second
 #    unanswered) live through a backend added and then removed again:
 #    the new owner of a slot passes their packets on to the previous one
@@ -101,6 +101,18 @@ new_conns stateless_serves_v4 1 "$vip4" b1 b2 b3
 new_conns stateless_serves_v6 2 "$vip6" b1 b2 b3
 tl_check stateless_keeps_no_flows test "$(topo_xlb 1 -j show | jq --arg a "$tcp4" --arg b "$tcp6" \
 	'[.vips[] | select(.vip == $a or .vip == $b) | .backends[].flows] | add')" -eq 0
+
+# UDP: a datagram of a new flow goes to its slot's backend, whose
+# unconnected server socket takes it (no second chance to take).
+for v in "$vip4:$TOPO_UDP_PORT/udp" "[$vip6]:$TOPO_UDP_PORT/udp"; do
+	e2e_xlb udp_stateless_set 1 vip set "$v" --mode stateless
+done
+for fam in 4 6; do
+	[[ $fam == 4 ]] && vip=$vip4 || vip=$vip6
+	traffic_client 1 udp "$vip" "$TOPO_UDP_PORT" -n "$NEW" -P 8 >"$E2E_TMP/u.$fam"
+	echo "  udp$fam: $(traffic_total "$E2E_TMP/u.$fam" ok) of $NEW answered: $(traffic_count "$E2E_TMP/u.$fam" | tr '\n' ' ')"
+	tl_check "stateless_udp${fam}_answered" test "$(traffic_total "$E2E_TMP/u.$fam" ok)" -eq "$NEW"
+done
 
 traffic_hold_start "$E2E_TMP/hold.v4" 1 "$vip4" "${HOLD[@]}" &&
 traffic_hold_start "$E2E_TMP/hold.v6" 2 "$vip6" "${HOLD[@]}" ||
