@@ -7,9 +7,11 @@
 # topology's. The backend starts as a distribution might leave it: strict
 # reverse-path filtering, ARP answered for any local address.
 # For each variant this kernel can run (the tunnel devices where it has the
-# ipip and ip6tnl drivers, as in the vmtest VM; decap.bpf.o everywhere):
+# ipip and ip6tnl drivers, as in the vmtest VM; decap.bpf.o everywhere),
+# each from that strict start:
 #  - the setup blocks run, and TCP and UDP connections to both VIPs, from
 #    a client through the balancer, are answered by that backend;
+#  - eth0 keeps its strict reverse-path filtering;
 #  - no neighbour of the backend's segment learns the VIP's address from
 #    it (ARP, and IPv6's neighbour discovery);
 #  - health probes from the balancer to the backend are up (the probe's
@@ -69,8 +71,14 @@ plug() {
 	ip -n "$1" addr add "$4/64" dev eth0 nodad &&
 	ip -n "$1" link set eth0 up
 }
+# strict: the backend's starting filter, before any interface is added (a
+# new one takes "default"'s value) and again before each variant (the
+# kernel's setup lowers "all").
+strict() {
+	tl_in "$BE" sysctl -qw net.ipv4.conf.all.rp_filter=1 net.ipv4.conf.default.rp_filter=1
+}
 tl_netns BE bk && tl_netns NB nb &&
-	tl_in "$BE" sysctl -qw net.ipv4.conf.all.rp_filter=1 net.ipv4.conf.default.rp_filter=1 &&
+	strict &&
 	plug "$BE" bk "$BE4" "$BE6" && plug "$NB" nb "$NEIGH4" "$NEIGH6" &&
 	ip -n "$BE" route add default via 198.51.100.1 &&
 	ip -n "$BE" -6 route add default via 2001:db8:b::1 ||
@@ -183,8 +191,10 @@ echo "  variants this kernel runs: $variants"
 
 refused backend_bare_serves_nothing
 for v in $variants; do
+	strict || { tl_fail "${v}_strict_start" "cannot set rp_filter"; continue; }
 	run_block "${v}_setup_runs" setup "$v" && run_block "${v}_setup_common_runs" setup common || continue
 	served "${v}_backend_serves_both_vips"
+	tl_check "${v}_eth0_filter_kept" test "$(tl_in "$BE" sysctl -n net.ipv4.conf.eth0.rp_filter)" = 1
 	silent_about_vips "${v}_backend_silent_about_the_vips"
 	probes_up "${v}_health_probes_up"
 	run_block "${v}_removal_runs" remove "$v"
