@@ -8,8 +8,7 @@
  * TOS or IPv6 traffic class, inner_family its enum xlb_family.
  *
  * A backend of a GUE VIP (XLB_BE_F_GUE) gets a UDP header and GUE's
- * (include/gue.h) after the outer IP header; the health probes' program
- * writes the IP header alone, which the backends take as well.
+ * (include/gue.h) after the outer IP header, from either program.
  */
 #ifndef XLB_BPF_ENCAP_HDR_H
 #define XLB_BPF_ENCAP_HDR_H

@@ -3,12 +3,13 @@
  * Health probes on the traffic's path: an LWT xmit program on the routes of
  * xlb's probe table (loader/health/hc_path.c). A probe's packet, addressed
  * to the VIP, carries XLB_HC_MARK_BASE | backend id in its mark; the
- * program puts in front of it the outer header the datapath puts in front
- * of a client's packet for that backend (bpf/encap_hdr.h), from the
- * instance's own maps, and hands the result back to the kernel to be
- * routed to the backend, whose next hop the kernel resolves as for any
- * packet it sends. So a probe finds a backend down that answers ping but
- * lacks the VIP or its decapsulation, as client traffic would.
+ * program puts in front of it the outer headers the datapath puts in front
+ * of a client's packet for that backend (bpf/encap_hdr.h: IP, and UDP and
+ * GUE for a backend of a GUE VIP), from the instance's own maps, and hands
+ * the result back to the kernel to be routed to the backend, whose next
+ * hop the kernel resolves as for any packet it sends. So a probe finds a
+ * backend down that answers ping but lacks the VIP or its decapsulation,
+ * as client traffic would.
  *
  * Only marked packets are routed here; anything else that arrives is
  * dropped, and every drop is counted by reason (include/hc.h).
@@ -76,12 +77,38 @@ XLB_INLINE int xlb_hc_inner(struct __sk_buff *skb, __u8 *family, __u8 *tos)
 	return 0;
 }
 
+/* The outer headers of a backend of each family: its IP header, then,
+ * for a backend of a GUE VIP (XLB_BE_F_GUE), UDP and GUE. */
+struct xlb_hc_outer4 {
+	struct iphdr ip;
+	struct udphdr udp;
+	struct xlb_gue gue;
+};
+
+struct xlb_hc_outer6 {
+	struct ipv6hdr ip;
+	struct udphdr udp;
+	struct xlb_gue gue;
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_hc_outer6) <= XLB_HC_HEADROOM,
+		  "the routes' headroom fits the largest outer headers");
+
 XLB_INLINE int xlb_hc_encap(struct __sk_buff *skb)
 {
 	const struct xlb_config *cfg;
 	const struct xlb_backend *be;
-	__u32 id, zero = 0, len = skb->len;
-	__u8 family, tos;
+	/* Zeroed: the verifier knows the length pushed only as a range, up
+	 * to the largest headers, and lets no helper read stack never
+	 * written on older kernels (6.1) or without CAP_PERFMON. */
+	union {
+		struct xlb_hc_outer4 v4;
+		struct xlb_hc_outer6 v6;
+	} outer = {};
+	__u32 id, zero = 0, len = skb->len, ip_len, hash;
+	__u8 family, tos, proto;
+	struct udphdr *udp;
+	__u64 flow_hash;
+	bool gue;
 	int err;
 
 	if ((skb->mark & XLB_HC_MARK_MASK) != XLB_HC_MARK_BASE)
@@ -101,23 +128,29 @@ XLB_INLINE int xlb_hc_encap(struct __sk_buff *skb)
 	if (len + xlb_outer_len(be) > 0xffff)
 		return -XLB_HC_STAT_DROP_TOO_BIG;
 
+	/* The kernel's hash of the probe's connection stands for the
+	 * datapath's flow hash, whose low bits give the IPv6 flow label and
+	 * whose high half the UDP source port: both from this one, so every
+	 * packet of a probe takes one path and one queue of the backend. */
+	hash = bpf_get_hash_recalc(skb);
+	flow_hash = (__u64)hash << 32 | hash;
+	gue = be->flags & XLB_BE_F_GUE;
+	ip_len = gue ? len + XLB_GUE_OVERHEAD : len;
+	proto = gue ? IPPROTO_UDP : xlb_inner_proto(family);
 	if (be->family == XLB_AF_INET) {
-		struct iphdr outer;
-
-		xlb_write_ipv4(&outer, len, tos, family, be, cfg);
-		err = bpf_lwt_push_encap(skb, BPF_LWT_ENCAP_IP, &outer,
-					 sizeof(outer));
+		xlb_write_ipv4_proto(&outer.v4.ip, ip_len, tos, proto, be, cfg);
+		udp = &outer.v4.udp;
 	} else {
-		struct ipv6hdr outer;
-
-		/* The flow label from the kernel's hash of the probe's
-		 * connection: one path for all its packets, as the
-		 * datapath's flow hash gives a client's flow. */
-		xlb_write_ipv6(&outer, len, tos, family, be, cfg,
-			       bpf_get_hash_recalc(skb));
-		err = bpf_lwt_push_encap(skb, BPF_LWT_ENCAP_IP, &outer,
-					 sizeof(outer));
+		xlb_write_ipv6_proto(&outer.v6.ip, ip_len, tos, proto, be, cfg,
+				     flow_hash);
+		udp = &outer.v6.udp;
 	}
+	/* A probe opens a new connection, which the backend takes itself:
+	 * GUE names no previous backend. */
+	if (gue)
+		xlb_write_gue(udp, len, family, cfg, NULL, flow_hash);
+	err = bpf_lwt_push_encap(skb, BPF_LWT_ENCAP_IP, &outer,
+				 xlb_outer_len(be));
 	if (err)
 		return -XLB_HC_STAT_DROP_ENCAP_FAILED;
 	/* The outer packet is routed again with the packet's mark: without

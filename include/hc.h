@@ -26,9 +26,10 @@ XLB_STATIC_ASSERT(XLB_MAX_BACKENDS - 1 <= (__u32)~XLB_HC_MARK_MASK,
  * never takes an ordinary route. */
 #define XLB_HC_TABLE		22604	/* 0x584c, "XL" */
 #define XLB_HC_RULE_PRIO	1000
-/* Room the routes reserve for the outer header (the larger, IPv6), so
- * that the probe's socket sees an MTU the encapsulated packet fits. */
-#define XLB_HC_HEADROOM		40
+/* Room the routes reserve for the outer headers (the largest: IPv6 40,
+ * UDP 8 and GUE 24, bpf/encap_hdr.h), so that the probe's socket sees an
+ * MTU the encapsulated packet fits. */
+#define XLB_HC_HEADROOM		72
 
 /* The program's counters: a per-CPU array of struct xlb_counter, pinned by
  * name beside the instance's maps. */

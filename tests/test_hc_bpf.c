@@ -6,7 +6,9 @@
  *    VIP, the frame caught on the far end of a veth): the probe leaves
  *    encapsulated to the backend its mark names, in the frame the
  *    datapath's model (loader/sim/packets.h, pkt_encap) builds for that
- *    backend, for every pairing of inner and outer family; counted;
+ *    backend, for every pairing of inner and outer family, in IPIP and,
+ *    for a backend of a GUE VIP, in GUE to the instance's GUE port with a
+ *    UDP source port from the probe's hash; counted;
  *  - with BPF_PROG_TEST_RUN: what it must not encapsulate (no mark, an
  *    unknown or unused backend id, no outer source of the backend's
  *    family) is dropped and counted by reason. (The encapsulating helper
@@ -28,6 +30,7 @@
 #include "xlb.h"
 #include "hc.h"
 #include "hc_path.h"
+#include "gue.h"
 #include "probe.h"
 #include "report.h"
 #include "sandbox.h"
@@ -44,7 +47,11 @@
 #define ID_BE4		1
 #define ID_BE6		2
 #define ID_NOT_IN_USE	3
+#define ID_GUE4		4	/* BE4 and BE6 as backends of a GUE VIP */
+#define ID_GUE6		5
 #define PROBE_PORT	9
+#define GUE_PORT	7000	/* the instance's setting, not the default */
+#define GUE_OVERHEAD	32	/* UDP 8 + GUE 4 + xlb's field 20 */
 static const __u8 mac_lb[6] = { 0x02, 0x58, 0x4c, 0x48, 0x00, 0x01 };
 static const __u8 mac_be[6] = { 0x02, 0x58, 0x4c, 0x48, 0x00, 0x02 };
 
@@ -70,7 +77,8 @@ static struct xlb_backend backend(int family, const char *addr, __u8 flags)
 
 static struct xlb_config config(bool src4, bool src6)
 {
-	struct xlb_config c = { .flags = XLB_CFG_F_INITIALIZED };
+	struct xlb_config c = { .flags = XLB_CFG_F_INITIALIZED,
+				.gue_port = htons(GUE_PORT) };
 
 	if (src4)
 		pkt_addr(4, SRC4, (__u8 *)&c.src4);
@@ -79,19 +87,25 @@ static struct xlb_config config(bool src4, bool src6)
 	return c;
 }
 
-/* The backends every case uses: an IPv4 and an IPv6 one in use, and an
- * IPv4 record not in use. */
+/* The backends every case uses: an IPv4 and an IPv6 one in use, an IPv4
+ * record not in use, and the IPv4 and IPv6 one again as backends of a
+ * GUE VIP. */
 static int fill_maps(int config_fd, int backends_fd, const struct xlb_config *cfg)
 {
 	struct xlb_backend b4 = backend(4, BE4, XLB_BE_F_IN_USE);
 	struct xlb_backend b6 = backend(6, BE6, XLB_BE_F_IN_USE);
 	struct xlb_backend unused = backend(4, BE4, 0);
+	struct xlb_backend g4 = backend(4, BE4, XLB_BE_F_IN_USE | XLB_BE_F_GUE);
+	struct xlb_backend g6 = backend(6, BE6, XLB_BE_F_IN_USE | XLB_BE_F_GUE);
 	__u32 k0 = 0, k4 = ID_BE4, k6 = ID_BE6, ku = ID_NOT_IN_USE;
+	__u32 kg4 = ID_GUE4, kg6 = ID_GUE6;
 
 	return bpf_map_update_elem(config_fd, &k0, cfg, 0) ||
 	       bpf_map_update_elem(backends_fd, &k4, &b4, 0) ||
 	       bpf_map_update_elem(backends_fd, &k6, &b6, 0) ||
-	       bpf_map_update_elem(backends_fd, &ku, &unused, 0) ? -errno : 0;
+	       bpf_map_update_elem(backends_fd, &ku, &unused, 0) ||
+	       bpf_map_update_elem(backends_fd, &kg4, &g4, 0) ||
+	       bpf_map_update_elem(backends_fd, &kg6, &g6, 0) ? -errno : 0;
 }
 
 static __u64 hc_count(int stats_fd, __u32 reason)
@@ -316,35 +330,92 @@ static size_t catch_outer(int fd, int outer_family, __u8 *frame)
 	}
 }
 
-static void probe_leaves_as_the_datapath_sends(int vip_family, int be_family)
+/*
+ * The frame the datapath sends to a backend of a GUE VIP, as
+ * tests/test_dp_gue.c models it: pkt_encap()'s, with UDP (source port
+ * sport, destination GUE_PORT, length, checksum 0) and GUE (hlen 5, the
+ * inner protocol, flags 0; xlb's field: magic, hops 0, no previous
+ * backend) after the outer IP header, whose protocol and length say so.
+ */
+static size_t gue_model(__u8 *out, int be_family, __u32 label, __u16 sport,
+			const __u8 *inner, size_t inner_len)
+{
+	size_t hlen = be_family == 4 ? 20 : 40, len;
+	__u8 ipip[PKT_MAX], *ip = out + PKT_ETH_LEN, *udp = ip + hlen;
+
+	len = pkt_encap(ipip, mac_be, mac_lb, be_family,
+			be_family == 4 ? SRC4 : SRC6, be_family == 4 ? BE4 : BE6,
+			label, inner, inner_len, inner[0] >> 4);
+	if (!len)
+		return 0;
+	memcpy(out, ipip, PKT_ETH_LEN + hlen);
+	memcpy(udp + GUE_OVERHEAD, ipip + PKT_ETH_LEN + hlen, inner_len);
+	memset(udp, 0, GUE_OVERHEAD);
+	pkt_put16(udp, sport);
+	pkt_put16(udp + 2, GUE_PORT);
+	pkt_put16(udp + 4, (__u16)(GUE_OVERHEAD + inner_len));
+	udp[8] = XLB_GUE_HLEN;
+	udp[9] = (inner[0] >> 4) == 4 ? IPPROTO_IPIP : IPPROTO_IPV6;
+	udp[12] = XLB_GUE_PRIV_MAGIC;
+	udp[14] = XLB_AF_NONE;
+	if (be_family == 4) {
+		ip[9] = IPPROTO_UDP;
+		pkt_put16(ip + 2, (__u16)(20 + GUE_OVERHEAD + inner_len));
+		pkt_put16(ip + 10, 0);
+		pkt_put16(ip + 10, pkt_fold(pkt_sum(ip, 20, 0)));
+	} else {
+		ip[6] = IPPROTO_UDP;
+		pkt_put16(ip + 4, (__u16)(GUE_OVERHEAD + inner_len));
+	}
+	return len + GUE_OVERHEAD;
+}
+
+/* A probe of a VIP of vip_family to the backend of be_family, in GUE when
+ * gue (a backend of a GUE VIP), leaves in the datapath's frame. */
+static void probe_leaves_in(int vip_family, int be_family, bool gue)
 {
 	__u8 frame[PKT_MAX], want[PKT_MAX], vip[16];
-	int outer_len = be_family == 4 ? 20 : 40, fd;
-	const __u8 *inner;
+	int outer_len = (be_family == 4 ? 20 : 40) + (gue ? GUE_OVERHEAD : 0);
+	__u32 id = gue ? (be_family == 4 ? ID_GUE4 : ID_GUE6) :
+			 (be_family == 4 ? ID_BE4 : ID_BE6);
+	const __u8 *inner, *udp = frame + PKT_ETH_LEN + (be_family == 4 ? 20 : 40);
 	size_t len, want_len, inner_len;
 	__u32 label;
+	__u16 sport;
+	int fd;
 
 	fd = catcher();
 	if (!ASSERT_GE(fd, 0, "packet socket on hc0p"))
 		return;
-	if (!ASSERT_OK(send_marked(vip_family, XLB_HC_MARK_BASE |
-				   (be_family == 4 ? ID_BE4 : ID_BE6)), "send")) {
+	if (!ASSERT_OK(send_marked(vip_family, XLB_HC_MARK_BASE | id), "send")) {
 		close(fd);
 		return;
 	}
 	len = catch_outer(fd, be_family, frame);
 	close(fd);
-	if (!ASSERT_GT(len, 0, "an encapsulated frame reaches the backend's link"))
+	if (!ASSERT_GT(len, 0, "an encapsulated frame reaches the backend's link") ||
+	    !ASSERT_GT(len, PKT_ETH_LEN + outer_len, "a frame longer than its headers"))
 		return;
 	inner = frame + PKT_ETH_LEN + outer_len;
 	inner_len = len - PKT_ETH_LEN - outer_len;
-	/* The flow label is the probe's own (the kernel's hash of its
-	 * socket); everything else is the model's. */
+	/* The flow label and the UDP source port are the probe's own (the
+	 * kernel's hash of its socket); everything else is the model's. */
 	label = be_family == 6 ? (frame[PKT_ETH_LEN + 1] & 0x0f) << 16 |
 				 pkt_get16(frame + PKT_ETH_LEN + 2) : 0;
-	want_len = pkt_encap(want, mac_be, mac_lb, be_family,
-			     be_family == 4 ? SRC4 : SRC6, be_family == 4 ? BE4 : BE6,
-			     label, inner, inner_len, inner[0] >> 4);
+	if (gue) {
+		sport = pkt_get16(udp);
+		ASSERT_GE(sport, 0xc000, "UDP source port in the ephemeral range");
+		/* Both from one hash: its low 14 bits give the port's. */
+		if (be_family == 6)
+			ASSERT_EQ(sport & 0x3fff, label & 0x3fff,
+				  "UDP source port and flow label from one hash");
+		want_len = gue_model(want, be_family, label, sport, inner, inner_len);
+	} else {
+		want_len = pkt_encap(want, mac_be, mac_lb, be_family,
+				     be_family == 4 ? SRC4 : SRC6,
+				     be_family == 4 ? BE4 : BE6, label, inner,
+				     inner_len, inner[0] >> 4);
+	}
 	ASSERT_EQ(len, want_len, "frame length");
 	ASSERT_MEM_EQ(frame, want, want_len < len ? want_len : len,
 		      "the frame the datapath's model builds");
@@ -354,6 +425,11 @@ static void probe_leaves_as_the_datapath_sends(int vip_family, int be_family)
 	ASSERT_MEM_EQ(inner + (vip_family == 4 ? 16 : 24), vip, vip_family == 4 ? 4 : 16,
 		      "inner destination: the VIP");
 	ASSERT_MEM_EQ(inner + inner_len - 5, "probe", 5, "inner payload");
+}
+
+static void probe_leaves_as_the_datapath_sends(int vip_family, int be_family)
+{
+	probe_leaves_in(vip_family, be_family, false);
 }
 
 static struct xlb_hc_path *path;
@@ -390,6 +466,30 @@ static void ipv6_probe_to_ipv4_backend(void)
 {
 	if (path_up())
 		probe_leaves_as_the_datapath_sends(6, 4);
+}
+
+static void ipv4_probe_in_gue_to_ipv4_backend(void)
+{
+	if (path_up())
+		probe_leaves_in(4, 4, true);
+}
+
+static void ipv6_probe_in_gue_to_ipv6_backend(void)
+{
+	if (path_up())
+		probe_leaves_in(6, 6, true);
+}
+
+static void ipv4_probe_in_gue_to_ipv6_backend(void)
+{
+	if (path_up())
+		probe_leaves_in(4, 6, true);
+}
+
+static void ipv6_probe_in_gue_to_ipv4_backend(void)
+{
+	if (path_up())
+		probe_leaves_in(6, 4, true);
 }
 
 /* A mark naming no backend: the program drops it (the send says so) and
@@ -554,6 +654,10 @@ TEST_MAIN(
 	TEST(ipv6_probe_to_ipv6_backend),
 	TEST(ipv4_probe_to_ipv6_backend),
 	TEST(ipv6_probe_to_ipv4_backend),
+	TEST(ipv4_probe_in_gue_to_ipv4_backend),
+	TEST(ipv6_probe_in_gue_to_ipv6_backend),
+	TEST(ipv4_probe_in_gue_to_ipv6_backend),
+	TEST(ipv6_probe_in_gue_to_ipv4_backend),
 	TEST(real_path_counts_encapsulated_and_dropped),
 	TEST(removed_path_routes_nothing),
 	TEST(probe_without_the_path_reports_unreachable),

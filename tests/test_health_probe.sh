@@ -8,6 +8,9 @@
 # go out in every pairing of inner and outer family.
 #  - a probe of each kind (tcp, http, udp) to each backend is up, and the
 #    backend that answers is the one probed (xlb-echo answers its name);
+#  - the backends of GUE VIPs (`--encap gue`) are probed in GUE, which
+#    their decap.bpf.o takes (its pass_gue counter rises): up; a backend
+#    whose decap.bpf.o listens on another GUE port: down;
 #  - a backend that answers ping but lacks the VIP on its loopback: down
 #    (tcp and udp), with "timeout" after the probe's own timeout, while
 #    the others stay up;
@@ -92,6 +95,21 @@ expect() {
 	fi
 }
 
+# down_down_up CASE PROBE1 PROBE2 PROBE3: probes 1 and 2 time out, probe 3
+# (a backend left as it was) is up; their lines in $E2E_TMP/CASE. Fails
+# CASE when not; passing it is the caller's.
+down_down_up() {
+	local name=$1 out=$E2E_TMP/$1; shift
+	if ! probe "$out" "$@"; then
+		tl_fail "$name" "xlb-probe: $(cat "$out.err")"
+		return 1
+	fi
+	sed 's/^/  /' "$out"
+	expect "$name" "$out" 1 down timeout &&
+	expect "$name" "$out" 2 down timeout &&
+	expect "$name" "$out" 3 up
+}
+
 # probe_path_stats OUT: the probe path's counters as each format of xlb
 # stats gives them, "encap PACKETS" lines (text, json, prometheus) in OUT;
 # an empty line for a format without them.
@@ -168,22 +186,101 @@ else
 	tl_fail stats_shows_probe_path_counters "$(tr '\n' ' ' <"$E2E_TMP/stats_after")(bpftool: ${encap:-?})"
 fi
 
+# ---- GUE VIPs: their probes travel in GUE ----
+# decap_map K NAME: the id of map NAME of the decap.bpf.o on b<K>'s eth0.
+decap_map() {
+	local prog map
+	prog=$(topo_in "${TOPO_NS_BE[$1]}" ip -j link show dev eth0 | jq '.[0].xdp.prog.id // empty')
+	[[ -n $prog ]] || return 1
+	for map in $(bpftool -j prog show id "$prog" | jq -r '.map_ids[]'); do
+		if [[ $(bpftool -j map show id "$map" | jq -r .name) == "$2" ]]; then
+			echo "$map"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# pass_gue K: GUE packets b<K>'s decap.bpf.o gave its stack (counter 1,
+# pass_gue, of include/decap.h).
+pass_gue() {
+	bpftool -j map dump id "$(decap_map "$1" xlb_decap_stats)" | jq '[.[] |
+		.formatted // . | select(.key == 1) | .values[].value.packets] | add // 0'
+}
+
+# decap_port K HEX: decap.bpf.o's GUE port on b<K>, as two bytes in
+# network order ("00 00": the default, docs/second-chance.md).
+decap_port() {
+	bpftool map update id "$(decap_map "$1" xlb_decap_cfg)" key hex 00 00 00 00 \
+		value hex $2 00 00
+}
+
+# Backends with the kernel's tunnel devices take no GUE (the topology
+# sets up no fou port): they get decap.bpf.o for these cases.
+gue_decap() {
+	local k
+	[[ $TOPO_DECAP == kernel ]] || return 0
+	for k in 1 2 3; do
+		topo_in "${TOPO_NS_BE[k]}" ip link set dev eth0 xdp "$@" || return 1
+	done
+}
+
+name=gue_vip_backends_are_probed_up_in_gue
+tv4="$vip4:$port/tcp" tv6="[$vip6]:$port/tcp"
+if ! gue_decap obj "$TOPO_BUILD/decap.bpf.o" sec xdp; then
+	tl_fail "$name" "cannot attach decap.bpf.o to the backends"
+elif e2e_xlb "$name" 1 vip set "$tv4" --encap gue &&
+     e2e_xlb "$name" 1 vip set "$tv6" --encap gue; then
+	before=() args=()
+	for k in 1 2 3; do
+		before[k]=$(pass_gue $k)
+		args+=("tcp,$(id "$tv4" $k),$vip4,$port" "http,$(id "$tv6" $k),$vip6,$port,/,200")
+	done
+	out=$E2E_TMP/$name
+	if probe "$out" "${args[@]}"; then
+		sed 's/^/  /' "$out"
+		ok=1
+		for i in "${!args[@]}"; do
+			expect "$name" "$out" $((i + 1)) up "" || { ok=0; break; }
+		done
+		for k in 1 2 3; do
+			n=$(pass_gue $k)
+			echo "  b$k: decap.bpf.o passed $((n - ${before[k]})) GUE packets"
+			if ((ok && n - ${before[k]} < 2)); then
+				tl_fail "$name" "b$k's decap.bpf.o saw no GUE probe"
+				ok=0
+			fi
+		done
+		((ok)) && tl_pass "$name"
+	else
+		tl_fail "$name" "xlb-probe: $(cat "$out.err")"
+	fi
+
+	# b1 expects GUE on port 6081: its probes, still sent to 6080 (the
+	# instance's setting), are not decapsulated.
+	name=backend_taking_gue_on_another_port_is_down
+	if ! decap_port 1 "17 c1"; then
+		tl_fail "$name" "cannot set b1's GUE port"
+	elif down_down_up "$name" "tcp,$(id "$tv4" 1),$vip4,$port" \
+			"tcp,$(id "$tv6" 1),$vip6,$port" \
+			"tcp,$(id "$tv4" 2),$vip4,$port"; then
+		tl_pass "$name"
+	fi
+	decap_port 1 "00 00"
+fi
+topo_xlb 1 vip set "$tv4" --encap ipip >/dev/null
+topo_xlb 1 vip set "$tv6" --encap ipip >/dev/null
+gue_decap off
+
 # ---- a backend without the VIP on its loopback: down, the others up ----
 name=backend_without_vip_on_loopback_is_down
 topo_in "${TOPO_NS_BE[1]}" ip addr del "$vip4/32" dev lo
-out=$E2E_TMP/$name
-if probe "$out" "tcp,$(id "$vip4:$port/tcp" 1),$vip4,$port" \
+if down_down_up "$name" "tcp,$(id "$vip4:$port/tcp" 1),$vip4,$port" \
 		"udp,$(id "$vip4:$uport/udp" 1),$vip4,$uport,hello,b1" \
 		"tcp,$(id "$vip4:$port/tcp" 2),$vip4,$port"; then
-	sed 's/^/  /' "$out"
-	rtt=$(field "$out" 1 3)
-	expect "$name" "$out" 1 down timeout &&
-	expect "$name" "$out" 2 down timeout &&
-	expect "$name" "$out" 3 up &&
+	rtt=$(field "$E2E_TMP/$name" 1 3)
 	if ((rtt >= TIMEOUT_MS * 1000)); then tl_pass "$name"
 	else tl_fail "$name" "timed out after $rtt us, before the timeout"; fi
-else
-	tl_fail "$name" "xlb-probe: $(cat "$out.err")"
 fi
 topo_in "${TOPO_NS_BE[1]}" ip addr add "$vip4/32" dev lo
 
@@ -195,17 +292,9 @@ else
 	topo_in "${TOPO_NS_BE[3]}" ip link del xlbip4
 	topo_in "${TOPO_NS_BE[3]}" ip link del xlbip6
 fi
-out=$E2E_TMP/$name
-if probe "$out" "tcp,$(id "$vip4:$port/tcp" 3),$vip4,$port" \
-		"tcp,$(id "[$vip6]:$port/tcp" 3),$vip6,$port" \
-		"tcp,$(id "$vip4:$port/tcp" 1),$vip4,$port"; then
-	sed 's/^/  /' "$out"
-	expect "$name" "$out" 1 down timeout &&
-	expect "$name" "$out" 2 down timeout &&
-	expect "$name" "$out" 3 up && tl_pass "$name"
-else
-	tl_fail "$name" "xlb-probe: $(cat "$out.err")"
-fi
+down_down_up "$name" "tcp,$(id "$vip4:$port/tcp" 3),$vip4,$port" \
+	"tcp,$(id "[$vip6]:$port/tcp" 3),$vip6,$port" \
+	"tcp,$(id "$vip4:$port/tcp" 1),$vip4,$port" && tl_pass "$name"
 
 # ---- a stopped service: refused ----
 name=stopped_service_is_refused
