@@ -5,9 +5,12 @@
  * last one as of the change, one that keeps its owner keeps its entry; an
  * entry goes once older than the setting, once its backend is deleted
  * (not when drained); a slot that changes twice remembers only the second
- * owner; one entry per owner and time. The JSON form comes back as it went, sorted; the fingerprint
- * tells histories apart.
+ * owner; one entry per owner and time. The JSON form comes back as it went, sorted, each
+ * entry's slots one string of ranges read strictly; the fingerprint tells
+ * histories apart.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -167,8 +170,8 @@ static void json_round_trip_and_fingerprint(void)
 	xlb_history_sort(&h2);
 	j = xlb_history_json(&h2);
 	ASSERT_STR_EQ(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN),
-		      "[{\"prev\":\"198.51.100.1\",\"since\":1000,\"slots\":[[3,3],[6,6]]},"
-		      "{\"prev\":\"198.51.100.3\",\"since\":1005,\"slots\":[[2,2]]}]",
+		      "[{\"prev\":\"198.51.100.1\",\"since\":1000,\"slots\":\"3,6\"},"
+		      "{\"prev\":\"198.51.100.3\",\"since\":1005,\"slots\":\"2\"}]",
 		      "the JSON form");
 	if (ASSERT_OK(xlb_history_init(&back, M), "init") &&
 	    ASSERT_OK(xlb_history_from_json(j, &back, &why, &at), "from JSON"))
@@ -183,8 +186,69 @@ static void json_round_trip_and_fingerprint(void)
 	xlb_history_free(&back);
 }
 
+/* An entry's "slots" as the one string it must be, else refused. */
+static void slots_string_strict(void)
+{
+	static const struct {
+		const char *slots;	/* JSON value */
+		const char *named;	/* named() after, NULL: refused */
+	} cases[] = {
+		{ "\"0-2,5,7\"", "1 1 1 0 0 1 0 1 | 1000" },
+		{ "\"\"", "0 0 0 0 0 0 0 0 | 1000" },
+		{ "\"3-4,5\"", "0 0 0 1 1 1 0 0 | 1000" },
+		{ "\"5,2\"", NULL },		/* not ascending */
+		{ "\"0-3,3\"", NULL },		/* overlapping */
+		{ "\"2-2\"", NULL },		/* one slot is "2" */
+		{ "\"3-1\"", NULL },
+		{ "\"8\"", NULL },		/* beyond the table */
+		{ "\"0-8\"", NULL },
+		{ "\"99999999999999999999\"", NULL },
+		{ "\"01\"", NULL },
+		{ "\"-1\"", NULL },
+		{ "\"1,\"", NULL },
+		{ "\",1\"", NULL },
+		{ "\"1,,2\"", NULL },
+		{ "\"1, 2\"", NULL },
+		{ "\"1-\"", NULL },
+		{ "\"x\"", NULL },
+		{ "\"1\\u00002\"", NULL },	/* a NUL inside */
+		{ "[[0, 2]]", NULL },		/* runs of numbers */
+		{ "3", NULL },
+	};
+	struct xlb_history h;
+	struct json_object *j;
+	char text[128];
+	const char *why;
+	size_t i, at;
+	int err;
+
+	setup();
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "[{\"prev\": \"198.51.100.1\", \"since\": 1000, \"slots\": %s}]",
+			 cases[i].slots);
+		j = json_tokener_parse(text);
+		if (!ASSERT_TRUE(j, text) ||
+		    !ASSERT_OK(xlb_history_init(&h, M), "init")) {
+			json_object_put(j);
+			return;
+		}
+		err = xlb_history_from_json(j, &h, &why, &at);
+		if (cases[i].named) {
+			if (ASSERT_OK(err, cases[i].slots))
+				ASSERT_STR_EQ(named(&h), cases[i].named, cases[i].slots);
+		} else if (ASSERT_EQ(err, -EINVAL, cases[i].slots)) {
+			ASSERT_TRUE(strstr(why, "\"slots\""), cases[i].slots);
+			ASSERT_EQ(at, 0, "the entry at fault");
+		}
+		xlb_history_free(&h);
+		json_object_put(j);
+	}
+}
+
 TEST_MAIN(TEST(a_change_remembers_the_last_owner),
 	  TEST(kept_while_young_gone_when_old),
 	  TEST(drained_stays_deleted_goes),
 	  TEST(twice_remembers_the_second_owner),
-	  TEST(json_round_trip_and_fingerprint))
+	  TEST(json_round_trip_and_fingerprint),
+	  TEST(slots_string_strict))

@@ -13,7 +13,7 @@
  *     "vips": [ { "vip": "ADDR:PORT/PROTO", "table_size": M,
  *                 "encap": "ipip" | "gue", "mode": "tracked" | "stateless",
  *                 "history": [ { "prev": ADDR, "since": S,
- *                                "slots": [[FIRST, LAST], ...] } ],
+ *                                "slots": "FIRST-LAST,N,..." } ],
  *                 "health": { "kind": "http", "interval_ms": MS, ... },
  *                 "backends": [ { "addr": "ADDR", "weight": W,
  *                                 "health": { ... } } ] } ]
@@ -140,7 +140,9 @@ static int read_all(const char *file, char **out, size_t *len)
  * at long before the 64 MiB cap: json-c spends hundreds of bytes on each
  * value (2.7 GB for a 10 MB file of empty objects). show -j writes up to
  * 24 values a backend and 24 a VIP besides its backends (8 without health
- * settings); more than that, and room for "config".
+ * settings), and a stateless VIP's history 4 an entry, its slots one string
+ * however scattered (an entry per previous owner and change, a few); more
+ * than that, and room for "config".
  */
 #define APPLY_MAX_VALUES (32 * XLB_BACKEND_IDS + 32 * XLB_MAX_VIPS + 1024)
 #define APPLY_MAX_DEPTH	16	/* a file needs 6; json-c allows 32 */
@@ -605,7 +607,7 @@ static int apply_help(void)
 	       "             \"encap\": \"ipip\" | \"gue\",\n"
 	       "             \"mode\": \"tracked\" | \"stateless\",\n"
 	       "             \"history\": [{\"prev\": ADDR, \"since\": S,\n"
-	       "                          \"slots\": [[FIRST, LAST], ...]}],\n"
+	       "                          \"slots\": \"FIRST-LAST,N,...\"}],\n"
 	       "             \"health\": {\"kind\": \"tcp\", \"interval_ms\": MS, ...},\n"
 	       "             \"backends\": [{\"addr\": ADDR, \"weight\": W,\n"
 	       "                           \"health\": {...}}]}]}\n"

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -183,31 +184,52 @@ bool xlb_history_equal(const struct xlb_history *a, const struct xlb_history *b)
 	       (!a->n || !memcmp(a->e, b->e, a->n * sizeof(*a->e)));
 }
 
+/*
+ * The slots that name entry i as "FIRST-LAST,N,...", or NULL when out of
+ * memory: one JSON value however scattered they are, so that a change
+ * moving thousands of runs stays within apply's count of values.
+ */
+static char *slot_ranges(const struct xlb_history *h, __u32 i)
+{
+	/* "65535-65536," at most per run, a run at most every other slot */
+	size_t size = 12 * ((size_t)h->m / 2 + 1) + 1, len = 0;
+	char *s = malloc(size);
+	__u32 k, first;
+
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (k = 0; k < h->m; k++) {
+		if (h->slot[k] != i)
+			continue;
+		for (first = k; k + 1 < h->m && h->slot[k + 1] == i; k++)
+			;
+		len += snprintf(s + len, size - len, first == k ? "%s%u" : "%s%u-%u",
+				len ? "," : "", first, k);
+	}
+	return s;
+}
+
 struct json_object *xlb_history_json(const struct xlb_history *h)
 {
-	struct json_object *arr = json_object_new_array(), *o, *runs, *run;
-	char text[XLB_ADDR_STRLEN];
-	__u32 i, k, first;
+	struct json_object *arr = json_object_new_array(), *o;
+	char text[XLB_ADDR_STRLEN], *slots;
+	__u32 i;
 
 	for (i = 1; i <= h->n; i++) {
+		slots = slot_ranges(h, i);
+		if (!slots) {
+			json_object_put(arr);
+			return NULL;
+		}
 		o = json_object_new_object();
 		json_object_object_add(o, "prev", json_object_new_string(
 			xlb_addr_str(h->e[i - 1].addr, h->e[i - 1].family,
 				     text, sizeof(text))));
 		json_object_object_add(o, "since",
 				       json_object_new_int64(h->e[i - 1].since));
-		runs = json_object_new_array();
-		for (k = 0; k < h->m; k++) {
-			if (h->slot[k] != i)
-				continue;
-			for (first = k; k + 1 < h->m && h->slot[k + 1] == i; k++)
-				;
-			run = json_object_new_array();
-			json_object_array_add(run, json_object_new_int64(first));
-			json_object_array_add(run, json_object_new_int64(k));
-			json_object_array_add(runs, run);
-		}
-		json_object_object_add(o, "slots", runs);
+		json_object_object_add(o, "slots", json_object_new_string(slots));
+		free(slots);
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -227,14 +249,74 @@ static bool json_u32(struct json_object *v, __u32 max, __u32 *out)
 	return true;
 }
 
+/* A slot number in [0, max] at *p, decimal without leading zeros. */
+static bool slot_number(const char **p, __u32 max, __u32 *out)
+{
+	const char *c = *p;
+	__u64 x = 0;
+
+	if (*c < '0' || *c > '9' || (c[0] == '0' && c[1] >= '0' && c[1] <= '9'))
+		return false;
+	for (; *c >= '0' && *c <= '9'; c++) {
+		x = x * 10 + (*c - '0');
+		if (x > max)
+			return false;
+	}
+	*p = c;
+	*out = x;
+	return true;
+}
+
+/*
+ * Mark the slots of "FIRST-LAST,N,..." (sorted, apart, within the table)
+ * as naming entry i; "" names none.
+ */
+static int slot_ranges_parse(const char *s, struct xlb_history *h, __u32 i,
+			     const char **why)
+{
+	__u32 first, last, k;
+	bool any = false;
+	__u64 next = 0;
+
+	while (*s) {
+		if (any && *s++ != ',')
+			goto bad;
+		if (!slot_number(&s, h->m - 1, &first))
+			goto bad;
+		last = first;
+		if (*s == '-') {
+			s++;
+			if (!slot_number(&s, h->m - 1, &last) || last <= first)
+				goto bad;
+		}
+		if (first < next) {
+			*why = "\"slots\" must be in ascending order, ranges apart";
+			return -EINVAL;
+		}
+		for (k = first; k <= last; k++) {
+			if (h->slot[k]) {
+				*why = "a slot named twice";
+				return -EINVAL;
+			}
+			h->slot[k] = i;
+		}
+		next = (__u64)last + 1;
+		any = true;
+	}
+	return 0;
+bad:
+	*why = "\"slots\" must be a string of slots and ranges FIRST-LAST within the table, such as \"0-4,9\"";
+	return -EINVAL;
+}
+
 int xlb_history_from_json(struct json_object *o, struct xlb_history *h,
 			  const char **why, size_t *at)
 {
-	struct json_object *e, *v, *runs, *run;
+	struct json_object *e, *v;
 	struct xlb_hist_entry *ent;
 	const char *why_addr;
-	__u32 first, last, k;
 	size_t i, j, n;
+	int err;
 
 	*at = 0;
 	if (!json_object_is_type(o, json_type_array)) {
@@ -278,29 +360,17 @@ int xlb_history_from_json(struct json_object *o, struct xlb_history *h,
 				return -EINVAL;
 			}
 		}
-		if (!json_object_object_get_ex(e, "slots", &runs) ||
-		    !json_object_is_type(runs, json_type_array)) {
-			*why = "\"slots\" must be an array of [first, last]";
+		/* a NUL inside would end the string early */
+		if (!json_object_object_get_ex(e, "slots", &v) ||
+		    !json_object_is_type(v, json_type_string) ||
+		    strlen(json_object_get_string(v)) !=
+		    (size_t)json_object_get_string_len(v)) {
+			*why = "\"slots\" must be a string such as \"0-4,9\"";
 			return -EINVAL;
 		}
-		for (j = 0; j < json_object_array_length(runs); j++) {
-			run = json_object_array_get_idx(runs, j);
-			if (!json_object_is_type(run, json_type_array) ||
-			    json_object_array_length(run) != 2 ||
-			    !json_u32(json_object_array_get_idx(run, 0), h->m - 1, &first) ||
-			    !json_u32(json_object_array_get_idx(run, 1), h->m - 1, &last) ||
-			    first > last) {
-				*why = "\"slots\" must be runs [first, last] within the table";
-				return -EINVAL;
-			}
-			for (k = first; k <= last; k++) {
-				if (h->slot[k]) {
-					*why = "a slot named twice";
-					return -EINVAL;
-				}
-				h->slot[k] = i + 1;
-			}
-		}
+		err = slot_ranges_parse(json_object_get_string(v), h, i + 1, why);
+		if (err)
+			return err;
 		h->n = i + 1;
 	}
 	xlb_history_sort(h);

@@ -69,8 +69,10 @@ bool xlb_history_equal(const struct xlb_history *a,
 
 /*
  * The JSON form, compact: one object per entry, in xlb_history_sort()'s
- * order, with the runs of slots that name it:
- *   [ { "prev": "ADDR", "since": UNIX_SECONDS, "slots": [[FIRST, LAST], ...] } ]
+ * order, with the slots that name it as one string of ascending slots and
+ * ranges (one JSON value however many runs a change scattered):
+ *   [ { "prev": "ADDR", "since": UNIX_SECONDS, "slots": "0-4,9,12-20" } ]
+ * NULL when out of memory.
  */
 struct json_object *xlb_history_json(const struct xlb_history *h);
 /* h (init'ed for m slots) from that form, sorted; 0 or -EINVAL with
