@@ -9,7 +9,7 @@
 #  - after a backend is added, every slot that changed owner names its
 #    previous owner, as of the change, and no other slot names any (the
 #    model: `xlb table --dump` of the backends before and after); one
-#    entry per previous owner and time, its slots as runs;
+#    entry per previous owner and time, its slots one string of ranges;
 #  - `xlb show -j` holds "mode" and "history", `xlb apply` of it changes
 #    nothing, and the same file applied after the VIP is gone (a balancer
 #    that joins later) gives the same history and fingerprint; a history
@@ -18,7 +18,10 @@
 #    (weight 0) stays; an entry older than the history setting is cleared
 #    by the next command;
 #  - back to tracked and to stateless again, the VIP keeps its backends;
-#  - bad histories in a file are refused with one line.
+#  - bad histories in a file are refused with one line;
+#  - two VIPs of 65,537 slots, a backend added to each: `xlb -j show |
+#    xlb apply -` takes the thousands of runs of their histories and
+#    changes nothing.
 set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/loader_lib.sh"
@@ -37,8 +40,9 @@ vipj() { x -j show | jq -c ".vips[0]$1"; }
 model() { "$XLB" table --table-size $M --dump "$@"; }
 # "slot prev" of every slot the history names, sorted.
 named() {
-	x -j show | jq -r '.vips[0].history[] | .prev as $p | .slots[] |
-		range(.[0]; .[1] + 1) | "\(.) \($p)"' | sort -n
+	x -j show | jq -r '.vips[0].history[] | .prev as $p |
+		.slots | split(",")[] | split("-") | map(tonumber) |
+		range(.[0]; .[-1] + 1) | "\(.) \($p)"' | sort -n
 }
 
 x config set src4 198.51.100.1 >/dev/null
@@ -118,11 +122,32 @@ bad_file() {
 }
 bad_file file_history_on_tracked "only a stateless VIP" '.vips[0].mode = "tracked"'
 bad_file file_stateless_ipip "stateless needs encap gue" '.vips[0].encap = "ipip"'
-bad_file file_slot_beyond "within the table" ".vips[0].history[0].slots[0] = [0, $M]"
-bad_file file_slot_twice "a slot named twice" '.vips[0].history[0].slots += [.vips[0].history[0].slots[0]]'
+bad_file file_slot_beyond "within the table" ".vips[0].history[0].slots = \"0-$M\""
+bad_file file_slot_twice "a slot named twice" '.vips[0].history[1].slots = .vips[0].history[0].slots'
+bad_file file_slots_descending "ascending" '.vips[0].history[0].slots = "5,2"'
+bad_file file_slots_runs "must be a string" '.vips[0].history[0].slots = [[0, 0]]'
+bad_file file_slots_spaces "ranges FIRST-LAST" '.vips[0].history[0].slots = "1, 2"'
 bad_file file_bad_prev "must be an address" '.vips[0].history[0].prev = "nowhere"'
 bad_file file_bad_since "Unix seconds" '.vips[0].history[0].since = -5'
 bad_file file_extra_key "must be an object" '.vips[0].history[0].x = 1'
 bad_file file_history_not_array "must be an array" '.vips[0].history = {}'
+
+# Full-size tables: adding a backend scatters the moved slots over
+# thousands of runs, each entry's slots still one JSON value.
+x vip del $V
+for v in 192.0.2.20:80/udp 192.0.2.21:80/udp; do
+	x vip add $v --mode stateless >/dev/null
+	for b in 11 12 13 14 15; do
+		x backend add $v 198.51.100.$b >/dev/null
+	done
+	x backend add $v 198.51.100.16 >/dev/null
+done
+x -j show >"$TMP/big.json"
+tl_check full_tables_scatter_their_history test "$(jq '[.vips[].history[].slots | split(",") | length] | add' "$TMP/big.json")" -gt 5000
+instance_dump >"$TMP/before"
+tl_check apply_of_show_takes_full_tables x apply - <"$TMP/big.json"
+instance_dump >"$TMP/after"
+tl_check apply_of_full_tables_changes_nothing cmp -s "$TMP/before" "$TMP/after"
+tl_check fingerprints_equal test "$(x -j show | jq -c '[.vips[].fingerprint]')" == "$(jq -c '[.vips[].fingerprint]' "$TMP/big.json")"
 
 exit $TL_FAILED
