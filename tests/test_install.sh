@@ -49,7 +49,7 @@ tl_check install_objects_are_the_build cmp -s "$R$PREFIX/lib/xlb/decap.bpf.o" "$
 # to fill in.
 execs=$(grep -h '^Exec' "$UNITS"/xlb*.service)
 tl_check units_run_the_installed_xlb \
-	test -n "$execs" -a -z "$(grep -v "^Exec[A-Za-z]*=$PREFIX/sbin/xlb " <<<"$execs")"
+	test -n "$execs" -a -z "$(grep -v "^Exec[A-Za-z]*=-\{0,1\}$PREFIX/sbin/xlb " <<<"$execs")"
 tl_check install_leaves_no_placeholder \
 	sh -c "! grep -rl '@[A-Z]*@' '$UNITS' '$R/etc/default/xlb'"
 
@@ -106,7 +106,7 @@ unit_cmd() {
 			CMD+=("$w")
 		fi
 	done
-	CMD[0]=$R${CMD[0]}
+	CMD[0]=$R${CMD[0]#-}	# "-": systemd ignores the command's failure
 }
 run_unit_cmd() { unit_cmd "$@" && tl_in "$NS" "${CMD[@]}"; }
 
@@ -150,7 +150,7 @@ else
 		"exit status $rc after $((SECONDS - start)) s: $(head -c 300 "$TMP/health")"
 fi
 
-tl_check xlb_service_stop_detaches run_unit_cmd xlb.service ExecStop
+tl_check xlb_service_stop_detaches run_unit_cmd xlb.service ExecStopPost
 tl_check xlb_service_stopped_leaves_no_program \
 	test "$(ip -n "$NS" -j link show v0 | jq -r '.[0].xdp // empty')" == ""
 exit "$TL_FAILED"
