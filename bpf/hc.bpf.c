@@ -153,8 +153,8 @@ XLB_INLINE int xlb_hc_encap(struct __sk_buff *skb)
 				 xlb_outer_len(be));
 	if (err)
 		return -XLB_HC_STAT_DROP_ENCAP_FAILED;
-	/* The outer packet is routed again with the packet's mark: without
-	 * it, or the probe table would take it once more. */
+	/* The outer packet is routed again, without the mark: with it,
+	 * the probe table would take it once more. */
 	skb->mark = 0;
 	return BPF_LWT_REROUTE;
 }

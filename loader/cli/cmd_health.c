@@ -130,23 +130,28 @@ static int claim_namespace(int *fd)
 	static const char name[] = "xlb-health-run";
 	socklen_t len;
 
+	int err;
+
 	*fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (*fd < 0) {
-		p_err("cannot create a socket: %s", strerror(errno));
-		return -errno;
+		err = -errno;
+		p_err("cannot create a socket: %s", strerror(-err));
+		return err;
 	}
 	memcpy(sa.sun_path + 1, name, sizeof(name) - 1);
 	len = offsetof(struct sockaddr_un, sun_path) + sizeof(name);
 	if (!bind(*fd, (struct sockaddr *)&sa, len))
 		return 0;
-	if (errno == EADDRINUSE)
+	/* Kept before p_err() and close(), which may change errno. */
+	err = errno == EADDRINUSE ? -EBUSY : -errno;
+	if (err == -EBUSY)
 		p_err("another `xlb health run` is running in this network namespace");
 	else
 		p_err("cannot claim the network namespace's checker socket: %s",
-		      strerror(errno));
+		      strerror(-err));
 	close(*fd);
 	*fd = -1;
-	return errno == EADDRINUSE ? -EBUSY : -errno;
+	return err;
 }
 
 static int health_run(int argc, char **argv)

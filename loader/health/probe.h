@@ -7,7 +7,8 @@
  *   hc_path.h  the path a marked packet takes: a routing rule sends it to
  *              bpf/hc.bpf.c, which encapsulates it to the backend exactly
  *              as the datapath encapsulates client traffic
- *   health.h   settings, the up/down state machine, `xlb health run`
+ *   checker.h  the up/down state machine behind `xlb health run`
+ *              (the settings: include/health.h)
  *
  * A probe is addressed to the VIP, not to the backend, so a backend that
  * answers ping but lacks the VIP on its loopback, or its decapsulation,
@@ -28,6 +29,7 @@
  * include/hc.h, which the program shares.
  */
 #include "hc.h"
+#include "health.h"
 
 enum xlb_probe_kind {
 	XLB_PROBE_TCP,		/* up: the connection is accepted */
@@ -37,8 +39,9 @@ enum xlb_probe_kind {
 				 * is 0) */
 };
 
-#define XLB_PROBE_PATH_MAX	64	/* with its NUL */
-#define XLB_PROBE_DATA_MAX	64
+/* A probe carries what its settings (include/health.h) can hold. */
+#define XLB_PROBE_PATH_MAX	XLB_HC_PATH_MAX	/* with its NUL */
+#define XLB_PROBE_DATA_MAX	XLB_HC_DATA_MAX
 
 struct xlb_probe {
 	__u32 backend_id;	/* 1..XLB_MAX_BACKENDS-1: the mark's low bits */

@@ -326,7 +326,7 @@ int xlb_hc_from_json(struct json_object *o, struct xlb_hc_config *c,
 	return 0;
 }
 
-/* Data and paths as a C string literal when they hold more than a word. */
+/* UDP data as a C string literal when quote is set; paths as they are. */
 static void print_value(FILE *f, const char *v, bool quote)
 {
 	const char *p;

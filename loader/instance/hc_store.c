@@ -39,8 +39,16 @@ static int make_map(struct xlb_instance *inst, const char *name,
 	if (bpf_obj_pin(fd, path)) {
 		err = -errno;
 		close(fd);
-		p_err("cannot pin %s: %s", path, strerror(-err));
-		return err;
+		/* `ip link ... xdp obj` pinned it since the instance was
+		 * opened (it takes no xlb lock): that one is the instance's. */
+		if (err == -EEXIST) {
+			fd = bpf_obj_get(path);
+			err = fd < 0 ? -errno : 0;
+		}
+		if (err) {
+			p_err("cannot pin %s: %s", path, strerror(-err));
+			return err;
+		}
 	}
 	*fd_out = fd;
 	return 0;
