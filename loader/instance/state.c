@@ -10,6 +10,7 @@
 #include "addr.h"
 #include "report.h"
 #include "flow_hash.h"
+#include "gue.h"
 #include "lb_algo.h"
 #include "state.h"
 
@@ -365,7 +366,7 @@ __u64 xlb_state_fingerprint(const struct xlb_state *st,
 	__u64 none = text_hash("-");
 	const struct xlb_backend *b;
 	struct xlb_sip s;
-	__u32 i, id;
+	__u32 i, id, words;
 
 	for (i = 0; i < XLB_MAX_BACKENDS; i++) {
 		b = &st->backends[i];
@@ -380,9 +381,18 @@ __u64 xlb_state_fingerprint(const struct xlb_state *st,
 	xlb_sip_word(&s, v->vip.table_size, 1);
 	xlb_sip_word(&s, st->config.hash_key[0], 1);
 	xlb_sip_word(&s, st->config.hash_key[1], 1);
+	words = 4;
+	/* GUE or stateless sends other packets: in the fingerprint, with the
+	 * port they go to (a tracked IPIP VIP's fingerprint stays as it was). */
+	if (v->vip.flags & XLB_VIP_F_MODE) {
+		xlb_sip_word(&s, v->vip.flags & XLB_VIP_F_MODE, 1);
+		xlb_sip_word(&s, st->config.gue_port ? ntohs(st->config.gue_port)
+						     : XLB_GUE_DEFAULT_PORT, 1);
+		words += 2;
+	}
 	for (i = 0; i < v->vip.table_size; i++) {
 		id = slots[i];
 		xlb_sip_word(&s, id < XLB_MAX_BACKENDS ? addr_hash[id] : none, 1);
 	}
-	return xlb_sip_final(&s, 8 * (4 + (__u64)v->vip.table_size), 1, 3);
+	return xlb_sip_final(&s, 8 * (words + (__u64)v->vip.table_size), 1, 3);
 }
