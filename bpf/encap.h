@@ -24,12 +24,6 @@
 #include "parse.h"
 #include "stats.h"
 
-/*
- * Replace the L2 header (and VLAN tags) by Ethernet + outer IP header (and
- * UDP + GUE for a GUE backend, naming prev). The next hop holds the Ethernet header as
- * two words; the second one's last two bytes land where the IP header
- * goes, which is written after it.
- */
 /* The outer IP, UDP and GUE headers, after the Ethernet header at data. */
 XLB_INLINE int xlb_encap_gue(void *data, void *end, const struct xlb_pkt *pkt,
 			     const struct xlb_backend *be,
@@ -60,6 +54,12 @@ XLB_INLINE int xlb_encap_gue(void *data, void *end, const struct xlb_pkt *pkt,
 	return 0;
 }
 
+/*
+ * Replace the L2 header (and VLAN tags) by Ethernet + outer IP header (and
+ * UDP + GUE for a GUE backend, naming prev). The next hop holds the
+ * Ethernet header as two words; the second one's last two bytes land where
+ * the IP header goes, which is written after it.
+ */
 XLB_INLINE int xlb_encap(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 			 const struct xlb_backend *be,
 			 const struct xlb_config *cfg,
@@ -86,7 +86,7 @@ XLB_INLINE int xlb_encap(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 		return -XLB_STAT_DROP_ENCAP_FAILED;
 	eth[0] = nh->eth[0];
 	eth[1] = nh->eth[1];
-	/* IPIP laid out as the path expected, as it was before GUE. */
+	/* IPIP is the expected path; GUE is laid out as the unlikely one. */
 	if (__builtin_expect(be->flags & XLB_BE_F_GUE, 0))
 		return xlb_encap_gue(data, end, pkt, be, cfg, prev, hash);
 	if (be->family == XLB_AF_INET) {

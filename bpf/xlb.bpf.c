@@ -88,8 +88,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	/* A stateless VIP's packet never touches the connection table: the
 	 * filter names its destination, the VIP comes first (a tracked VIP
 	 * sharing its bit is looked up again below, after its table). The
-	 * tracked path is laid out as the one expected: a measured 0.7 ns
-	 * of an established flow's packet. */
+	 * tracked path is laid out as the expected one. */
 	if (__builtin_expect(guess == XLB_VIP_MAYBE_STATELESS, 0)) {
 		vip = xlb_vip_lookup(&pkt.flow);
 		if (vip && vip->flags & XLB_VIP_F_STATELESS) {

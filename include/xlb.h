@@ -113,9 +113,8 @@ XLB_STATIC_ASSERT(XLB_MAX_BACKENDS <= 65536, "backend ids fit 16 bits");
  * id[k % 2 * 2] and the number of its history entry at id[k % 2 * 2 + 1]
  * (0: none). Entry i (from 1) fills the XLB_HIST_ELEMS elements from
  * XLB_HIST_BASE(m) + (i - 1) * XLB_HIST_ELEMS. An entry names the
- * previous owner by address, so it outlives the owner's record (a backend
- * deleted while it drains), and is shared by every slot that changed from
- * it at the same time.
+ * previous owner by address, so that it does not depend on record ids,
+ * and is shared by every slot that changed from it at the same time.
  */
 #define XLB_TABLE_F_HISTORY	1
 #define XLB_HIST_SLOTS		2	/* slots to an element */
