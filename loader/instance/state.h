@@ -102,7 +102,8 @@ bool xlb_state_vip_fail_open(const struct xlb_state *st, __u32 vip_id);
 
 /*
  * A fingerprint of what a VIP does with flows: its key, table size, the
- * instance seed and every slot as the address of its backend. Two
+ * instance seed, its mode and GUE port when GUE or stateless, and every
+ * slot as the address of its backend. Two
  * balancers with equal fingerprints send every flow of the VIP to the same
  * backend address.
  */
