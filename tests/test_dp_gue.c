@@ -13,7 +13,6 @@
 #include "gue.h"
 #include "decap.skel.h"
 
-#define GUE_OVERHEAD	32	/* UDP 8 + GUE 4 + xlb's field 20 */
 
 /* Mark the records of a VIP's backends GUE, as the loader does for
  * `xlb vip set VIP --encap gue`. */
@@ -50,37 +49,16 @@ static size_t gue_model(__u32 vip_id, const struct xlb_flow *flow,
 			const __u8 *inner, size_t inner_len, __u16 port,
 			__u8 *out, __u32 *backend_id)
 {
-	__u8 ipip[PKT_MAX], *ip = out + PKT_ETH_LEN, *udp;
+	__u8 ipip[PKT_MAX];
 	int verdict;
-	size_t len, hlen;
+	size_t len;
 	__u64 hash;
 
 	len = dp_model_forward(&fx, vip_id, flow, inner, inner_len, ipip,
 			       &verdict, backend_id);
 	dp_model_backend(&fx, vip_id, flow, &hash);
-	hlen = pkt_get16(ipip + 12) == PKT_ETH_P_IP ? 20 : 40;
-	memcpy(out, ipip, PKT_ETH_LEN + hlen);
-	memcpy(ip + hlen + GUE_OVERHEAD, ipip + PKT_ETH_LEN + hlen,
-	       len - PKT_ETH_LEN - hlen);
-	udp = ip + hlen;
-	memset(udp, 0, GUE_OVERHEAD);
-	pkt_put16(udp, 0xc000 | ((__u32)(hash >> 32) & 0x3fff));
-	pkt_put16(udp + 2, port);
-	pkt_put16(udp + 4, (__u16)(inner_len + GUE_OVERHEAD));
-	udp[8] = 5;
-	udp[9] = flow->family == XLB_AF_INET ? IPPROTO_IPIP : IPPROTO_IPV6;
-	udp[12] = XLB_GUE_PRIV_MAGIC;
-	udp[14] = XLB_AF_NONE;
-	if (hlen == 20) {
-		ip[9] = IPPROTO_UDP;
-		pkt_put16(ip + 2, (__u16)(20 + GUE_OVERHEAD + inner_len));
-		pkt_put16(ip + 10, 0);
-		pkt_put16(ip + 10, pkt_fold(pkt_sum(ip, 20, 0)));
-	} else {
-		ip[6] = IPPROTO_UDP;
-		pkt_put16(ip + 4, (__u16)(GUE_OVERHEAD + inner_len));
-	}
-	return len + GUE_OVERHEAD;
+	return pkt_encap_gue(out, ipip, len, 0xc000 | ((__u32)(hash >> 32) & 0x3fff),
+			     port);
 }
 
 /* A TCP packet of the flow (family 4 or 6) from a client port to dst. */

@@ -51,7 +51,6 @@
 #define ID_GUE6		5
 #define PROBE_PORT	9
 #define GUE_PORT	7000	/* the instance's setting, not the default */
-#define GUE_OVERHEAD	32	/* UDP 8 + GUE 4 + xlb's field 20 */
 static const __u8 mac_lb[6] = { 0x02, 0x58, 0x4c, 0x48, 0x00, 0x01 };
 static const __u8 mac_be[6] = { 0x02, 0x58, 0x4c, 0x48, 0x00, 0x02 };
 
@@ -340,34 +339,13 @@ static size_t catch_outer(int fd, int outer_family, __u8 *frame)
 static size_t gue_model(__u8 *out, int be_family, __u32 label, __u16 sport,
 			const __u8 *inner, size_t inner_len)
 {
-	size_t hlen = be_family == 4 ? 20 : 40, len;
-	__u8 ipip[PKT_MAX], *ip = out + PKT_ETH_LEN, *udp = ip + hlen;
+	__u8 ipip[PKT_MAX];
+	size_t len;
 
 	len = pkt_encap(ipip, mac_be, mac_lb, be_family,
 			be_family == 4 ? SRC4 : SRC6, be_family == 4 ? BE4 : BE6,
 			label, inner, inner_len, inner[0] >> 4);
-	if (!len)
-		return 0;
-	memcpy(out, ipip, PKT_ETH_LEN + hlen);
-	memcpy(udp + GUE_OVERHEAD, ipip + PKT_ETH_LEN + hlen, inner_len);
-	memset(udp, 0, GUE_OVERHEAD);
-	pkt_put16(udp, sport);
-	pkt_put16(udp + 2, GUE_PORT);
-	pkt_put16(udp + 4, (__u16)(GUE_OVERHEAD + inner_len));
-	udp[8] = XLB_GUE_HLEN;
-	udp[9] = (inner[0] >> 4) == 4 ? IPPROTO_IPIP : IPPROTO_IPV6;
-	udp[12] = XLB_GUE_PRIV_MAGIC;
-	udp[14] = XLB_AF_NONE;
-	if (be_family == 4) {
-		ip[9] = IPPROTO_UDP;
-		pkt_put16(ip + 2, (__u16)(20 + GUE_OVERHEAD + inner_len));
-		pkt_put16(ip + 10, 0);
-		pkt_put16(ip + 10, pkt_fold(pkt_sum(ip, 20, 0)));
-	} else {
-		ip[6] = IPPROTO_UDP;
-		pkt_put16(ip + 4, (__u16)(GUE_OVERHEAD + inner_len));
-	}
-	return len + GUE_OVERHEAD;
+	return len ? pkt_encap_gue(out, ipip, len, sport, GUE_PORT) : 0;
 }
 
 /* A probe of a VIP of vip_family to the backend of be_family, in GUE when
@@ -375,7 +353,7 @@ static size_t gue_model(__u8 *out, int be_family, __u32 label, __u16 sport,
 static void probe_leaves_in(int vip_family, int be_family, bool gue)
 {
 	__u8 frame[PKT_MAX], want[PKT_MAX], vip[16];
-	int outer_len = (be_family == 4 ? 20 : 40) + (gue ? GUE_OVERHEAD : 0);
+	int outer_len = (be_family == 4 ? 20 : 40) + (gue ? (int)PKT_GUE_OVERHEAD : 0);
 	__u32 id = gue ? (be_family == 4 ? ID_GUE4 : ID_GUE6) :
 			 (be_family == 4 ? ID_BE4 : ID_BE6);
 	const __u8 *inner, *udp = frame + PKT_ETH_LEN + (be_family == 4 ? 20 : 40);

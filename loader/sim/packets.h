@@ -27,6 +27,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <linux/types.h>
+#include "gue.h"
 
 #define PKT_MAX		4096
 #define PKT_ETH_LEN	14
@@ -362,6 +363,44 @@ static inline size_t pkt_encap(__u8 *out, const __u8 dmac[6], const __u8 smac[6]
 	}
 	memcpy(ip + hlen, inner, inner_len);
 	return PKT_ETH_LEN + hlen + inner_len;
+}
+
+/*
+ * The GUE form of the IPIP or IP6IP6 frame pkt_encap() built (len bytes),
+ * into out: UDP (source sport, destination dport, checksum 0) and GUE
+ * (include/gue.h: hlen 5, the inner protocol, flags 0; xlb's field with
+ * hops 0 and no previous backend) after the outer IP header, whose
+ * protocol and length (and IPv4 checksum) say so. Returns its length.
+ */
+#define PKT_GUE_OVERHEAD	(8 + sizeof(struct xlb_gue))
+static inline size_t pkt_encap_gue(__u8 *out, const __u8 *ipip, size_t len,
+				   __u16 sport, __u16 dport)
+{
+	size_t hlen = pkt_get16(ipip + 12) == PKT_ETH_P_IP ? 20 : 40;
+	size_t inner_len = len - PKT_ETH_LEN - hlen;
+	__u8 *ip = out + PKT_ETH_LEN, *udp = ip + hlen;
+	__u8 proto = hlen == 20 ? ipip[PKT_ETH_LEN + 9] : ipip[PKT_ETH_LEN + 6];
+
+	memcpy(out, ipip, PKT_ETH_LEN + hlen);
+	memcpy(udp + PKT_GUE_OVERHEAD, ipip + PKT_ETH_LEN + hlen, inner_len);
+	memset(udp, 0, PKT_GUE_OVERHEAD);
+	pkt_put16(udp, sport);
+	pkt_put16(udp + 2, dport);
+	pkt_put16(udp + 4, (__u16)(PKT_GUE_OVERHEAD + inner_len));
+	udp[8] = XLB_GUE_HLEN;
+	udp[9] = proto;
+	udp[12] = XLB_GUE_PRIV_MAGIC;
+	udp[14] = XLB_AF_NONE;
+	if (hlen == 20) {
+		ip[9] = IPPROTO_UDP;
+		pkt_put16(ip + 2, (__u16)(20 + PKT_GUE_OVERHEAD + inner_len));
+		pkt_put16(ip + 10, 0);
+		pkt_put16(ip + 10, pkt_fold(pkt_sum(ip, 20, 0)));
+	} else {
+		ip[6] = IPPROTO_UDP;
+		pkt_put16(ip + 4, (__u16)(PKT_GUE_OVERHEAD + inner_len));
+	}
+	return len + PKT_GUE_OVERHEAD;
 }
 
 #endif /* XLB_TEST_PACKETS_H */
