@@ -146,6 +146,7 @@ static int load_variant(struct variant *v)
 {
 	const struct frame *f = &frames[v->frame];
 	struct bpf_program *prog;
+	struct decap_maps maps;
 	int err;
 
 	v->skel = decap_bench__open();
@@ -159,6 +160,19 @@ static int load_variant(struct variant *v)
 	err = decap_bench__load(v->skel);
 	if (err) {
 		fprintf(stderr, "bench_decap: loading: %s\n", strerror(-err));
+		return err;
+	}
+	/* Trusting what `xlb host setup` would: every check is paid for. */
+	maps = (struct decap_maps){
+		.cfg = bpf_map__fd(v->skel->maps.xlb_decap_cfg),
+		.addrs = bpf_map__fd(v->skel->maps.xlb_decap_addrs),
+		.fleet = bpf_map__fd(v->skel->maps.xlb_decap_fleet),
+		.lbs = bpf_map__fd(v->skel->maps.xlb_decap_lbs),
+		.out = bpf_map__fd(v->skel->maps.xlb_decap_out),
+	};
+	err = decap_trust_backend(&maps, env.ifindex_other);
+	if (err) {
+		fprintf(stderr, "bench_decap: filling the maps: %s\n", strerror(-err));
 		return err;
 	}
 	prog = v->kind == V_PASS ? v->skel->progs.pass_bench :

@@ -16,11 +16,20 @@
  * else is passed up here, where the host answers a stray segment with a
  * reset as it would without the second chance (docs/second-chance.md).
  *
- * Everything not tunnelled to this host passes unchanged and uncounted;
- * tunnelled packets count one reason each (include/decap.h). Like a
- * tunnel device in external mode, it accepts tunnelled packets from any
- * source: attach it only where the balancers are the only senders of such
- * packets.
+ * It trusts nothing it was not told (include/decap.h), since every field
+ * of a packet is the sender's to choose. It decapsulates only a unicast
+ * frame whose outer destination is one of this host's tunnel addresses
+ * (xlb_decap_addrs), from a balancer when the balancers are known
+ * (xlb_decap_lbs), and only an inner packet for one of the host's VIPs:
+ * the kernel is never handed an inner packet to route on. It forwards
+ * only to a previous backend of the fleet (xlb_decap_fleet) that is no
+ * martian, out of the receiving interface unless others are allowed
+ * (xlb_decap_out). Its FIB lookup asks as the host itself would, from
+ * loopback, so that the receiving interface need not forward: the kernel
+ * routes nothing that arrives there.
+ *
+ * Frames that are not tunnelled (neither IPIP nor UDP to the GUE port)
+ * pass unchanged and uncounted; tunnelled ones count one reason each.
  */
 #include <stdbool.h>
 #include <linux/bpf.h>
@@ -44,6 +53,7 @@
 /* A forwarded packet starts a new path: the hop limit of a new packet. */
 #define DECAP_FORWARD_TTL	64
 #define DECAP_TCP_LISTEN	10	/* BPF_TCP_LISTEN */
+#define DECAP_LOOPBACK_IFINDEX	1
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -59,11 +69,38 @@ struct {
 	__type(value, struct xlb_counter);
 } xlb_decap_stats SEC(".maps");
 
-/* The outer IP header: where it ends, its family and what it carries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XLB_DECAP_ADDRS_MAX);
+	__type(key, struct xlb_decap_addr);
+	__type(value, __u32);
+} xlb_decap_addrs SEC(".maps");
+
+/* The fleet's and the balancers' prefixes: two tries of one kind. */
+struct decap_prefix_trie {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, XLB_DECAP_PREFIXES_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xlb_decap_prefix);
+	__type(value, __u32);
+};
+struct decap_prefix_trie xlb_decap_fleet SEC(".maps");
+struct decap_prefix_trie xlb_decap_lbs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XLB_DECAP_EGRESS_MAX);
+	__type(key, __u32);
+	__type(value, __u32);
+} xlb_decap_out SEC(".maps");
+
+/* The outer IP header: where it ends, its family, what it carries and
+ * its addresses. */
 struct outer {
 	__u32 len;		/* bytes of the outer IP header */
 	__u8 family;		/* enum xlb_family */
 	__u8 proto;
+	__be32 src[4], dst[4];	/* IPv4 in [0] */
 };
 
 /* What a GUE packet carries, as far as the program acts on it. */
@@ -102,6 +139,8 @@ XLB_INLINE bool parse_outer(void *data, void *data_end, struct outer *o)
 		o->family = XLB_AF_INET;
 		o->proto = ip4->protocol;
 		o->len = ip4->ihl * 4;
+		o->src[0] = ip4->saddr;
+		o->dst[0] = ip4->daddr;
 		return true;
 	}
 	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
@@ -110,9 +149,69 @@ XLB_INLINE bool parse_outer(void *data, void *data_end, struct outer *o)
 		o->family = XLB_AF_INET6;
 		o->proto = ip6->nexthdr;
 		o->len = sizeof(*ip6);
+		__builtin_memcpy(o->src, &ip6->saddr, sizeof(o->src));
+		__builtin_memcpy(o->dst, &ip6->daddr, sizeof(o->dst));
 		return true;
 	}
 	return false;
+}
+
+/* What xlb_decap_addrs says the address is (XLB_DECAP_ADDR_*), 0: none
+ * of this host's. */
+XLB_INLINE __u32 addr_kind(__u8 family, const __be32 *a)
+{
+	struct xlb_decap_addr key = { .family = family };
+	__u32 *kind;
+
+	if (family == XLB_AF_INET)
+		key.addr[0] = a[0];
+	else
+		__builtin_memcpy(key.addr, a, sizeof(key.addr));
+	kind = bpf_map_lookup_elem(&xlb_decap_addrs, &key);
+	return kind ? *kind : 0;
+}
+
+/* Is the address inside one of the prefixes of the trie? */
+XLB_INLINE bool in_prefixes(void *trie, __u8 family, const __be32 *a)
+{
+	struct xlb_decap_prefix key = { .family = family };
+
+	if (family == XLB_AF_INET) {
+		key.prefixlen = XLB_DECAP_PREFIX_BASE + 32;
+		key.addr[0] = a[0];
+	} else {
+		key.prefixlen = XLB_DECAP_PREFIX_BASE + 128;
+		__builtin_memcpy(key.addr, a, sizeof(key.addr));
+	}
+	return bpf_map_lookup_elem(trie, &key) != NULL;
+}
+
+/*
+ * An address no packet may be sent to, whatever the routing table says:
+ * unspecified, loopback, multicast, broadcast and reserved (IPv4 0/8,
+ * 127/8, 224/4, 240/4), and IPv6's ::/96 (unspecified, loopback and the
+ * old IPv4-compatible form), IPv4-mapped ::ffff:0:0/96 (an IPv4 host
+ * written as IPv6, which no IPv6 link reaches) and ff00::/8.
+ */
+XLB_INLINE bool martian(__u8 family, const __be32 *a)
+{
+	__u32 w0 = bpf_ntohl(a[0]);
+
+	if (family == XLB_AF_INET)
+		return w0 >> 24 == 0 || w0 >> 24 == 127 || w0 >> 28 >= 0xe;
+	if (w0 >> 24 == 0xff)
+		return true;
+	return !a[0] && !a[1] && (!a[2] || a[2] == bpf_htonl(0xffff));
+}
+
+/* Link-local (169.254/16, fe80::/10): valid on its own link only. */
+XLB_INLINE bool link_local(__u8 family, const __be32 *a)
+{
+	__u32 w0 = bpf_ntohl(a[0]);
+
+	if (family == XLB_AF_INET)
+		return w0 >> 16 == 0xa9fe;
+	return w0 >> 22 == (0xfe80 >> 6);
 }
 
 /* Take len bytes of outer headers off: the Ethernet header moves in front
@@ -135,31 +234,79 @@ XLB_INLINE int strip(struct xdp_md *ctx, __u32 len, __be16 inner_proto)
 	return 0;
 }
 
-/* IPIP, IPv6-in-IPv4, IP6IP6, IPv4-in-IPv6: passed up decapsulated when
- * the inner header is there, else left to the stack as they are. */
-XLB_INLINE int ipip(struct xdp_md *ctx, const struct outer *o, __u64 bytes)
+/* The setting, with its defaults filled in. */
+XLB_INLINE void config(struct xlb_decap_config *c)
+{
+	__u32 zero = 0;
+	struct xlb_decap_config *cfg = bpf_map_lookup_elem(&xlb_decap_cfg, &zero);
+
+	c->gue_port = cfg && cfg->gue_port ? cfg->gue_port
+					   : bpf_htons(XLB_GUE_DEFAULT_PORT);
+	c->flags = cfg ? cfg->flags : 0;
+}
+
+/* May the outer source send this host tunnelled packets? A balancer may;
+ * a backend of the fleet may send what it forwarded (hops 1). */
+XLB_INLINE bool source_ok(const struct xlb_decap_config *c,
+			  const struct outer *o, bool forwarded)
+{
+	if (!(c->flags & XLB_DECAP_F_CHECK_SOURCE))
+		return true;
+	return in_prefixes(forwarded ? (void *)&xlb_decap_fleet : (void *)&xlb_decap_lbs,
+			   o->family, o->src);
+}
+
+/* The inner packet at inner, of the family: 0 when its IP header is
+ * whole and for one of this host's VIPs, else -reason. */
+XLB_INLINE int inner_check(const __u8 *inner, void *data_end, __u8 family)
+{
+	const struct iphdr *ip4 = (const void *)inner;
+	const struct ipv6hdr *ip6 = (const void *)inner;
+	__be32 dst[4];
+
+	if (family == XLB_AF_INET) {
+		if ((void *)(ip4 + 1) > data_end)
+			return -XLB_DECAP_DROP_TRUNCATED;
+		if (ip4->version != 4)
+			return -XLB_DECAP_DROP_BAD_PROTO;
+		dst[0] = ip4->daddr;
+	} else {
+		if ((void *)(ip6 + 1) > data_end)
+			return -XLB_DECAP_DROP_TRUNCATED;
+		if (ip6->version != 6)
+			return -XLB_DECAP_DROP_BAD_PROTO;
+		__builtin_memcpy(dst, &ip6->daddr, sizeof(dst));
+	}
+	if (!(addr_kind(family, dst) & XLB_DECAP_ADDR_VIP))
+		return -XLB_DECAP_DROP_INNER_NOT_LOCAL;
+	return 0;
+}
+
+/* IPIP, IPv6-in-IPv4, IP6IP6, IPv4-in-IPv6 to this host: passed up
+ * decapsulated when a balancer sent it to a VIP of the host. */
+XLB_INLINE int ipip(struct xdp_md *ctx, const struct outer *o,
+		    const struct xlb_decap_config *c, __u64 bytes)
 {
 	void *data = (void *)(long)ctx->data;
-	__be16 inner = o->proto == IPPROTO_IPIP ? bpf_htons(ETH_P_IP)
-						: bpf_htons(ETH_P_IPV6);
+	void *data_end = (void *)(long)ctx->data_end;
+	__u8 family = o->proto == IPPROTO_IPIP ? XLB_AF_INET : XLB_AF_INET6;
+	int ret;
 
-	if (data + ETH_HLEN + o->len + sizeof(struct iphdr) >
-	    (void *)(long)ctx->data_end)
-		return XDP_PASS;
-	if (strip(ctx, o->len, inner)) {
+	if (!source_ok(c, o, false))
+		ret = -XLB_DECAP_DROP_SOURCE;
+	else
+		ret = inner_check((__u8 *)data + ETH_HLEN + o->len, data_end, family);
+	if (ret) {
+		count(-ret, bytes);
+		return XDP_DROP;
+	}
+	if (strip(ctx, o->len, family == XLB_AF_INET ? bpf_htons(ETH_P_IP)
+						     : bpf_htons(ETH_P_IPV6))) {
 		count(XLB_DECAP_ABORTED, bytes);
 		return XDP_ABORTED;
 	}
 	count(XLB_DECAP_PASS_IPIP, bytes);
 	return XDP_PASS;
-}
-
-XLB_INLINE __be16 gue_port(void)
-{
-	__u32 zero = 0;
-	struct xlb_decap_config *cfg = bpf_map_lookup_elem(&xlb_decap_cfg, &zero);
-
-	return cfg && cfg->gue_port ? cfg->gue_port : bpf_htons(XLB_GUE_DEFAULT_PORT);
 }
 
 /*
@@ -311,11 +458,53 @@ XLB_INLINE __u64 addr_sum_not(const __be32 *a, __u8 family)
 }
 
 /*
+ * May the packet go to prev, a previous backend the packet names? 0, or
+ * -reason: PASS_PREV_SELF when it is this host, a drop when it is a
+ * martian or outside the fleet.
+ */
+XLB_INLINE int prev_check(const __be32 *prev, __u8 family)
+{
+	if (martian(family, prev))
+		return -XLB_DECAP_DROP_PREV_MARTIAN;
+	if (addr_kind(family, prev) & XLB_DECAP_ADDR_TUNNEL)
+		return -XLB_DECAP_PASS_PREV_SELF;
+	if (!in_prefixes(&xlb_decap_fleet, family, prev))
+		return -XLB_DECAP_DROP_PREV_NOT_FLEET;
+	return 0;
+}
+
+/* May a packet to prev leave as the FIB says (fib: its answer)? By the
+ * receiving interface; by another only where the operator allowed it; a
+ * link-local prev only on its own link, the receiving one, and not
+ * through a gateway (fib's destination then is the gateway's). */
+XLB_INLINE bool egress_ok(struct xdp_md *ctx, const struct bpf_fib_lookup *fib,
+			  const __be32 *prev, __u8 family)
+{
+	__u32 ifindex = fib->ifindex;
+
+	if (link_local(family, prev)) {
+		if (ifindex != ctx->ingress_ifindex)
+			return false;
+		if (family == XLB_AF_INET)
+			return fib->ipv4_dst == prev[0];
+		return fib->ipv6_dst[0] == prev[0] && fib->ipv6_dst[1] == prev[1] &&
+		       fib->ipv6_dst[2] == prev[2] && fib->ipv6_dst[3] == prev[3];
+	}
+	if (ifindex == ctx->ingress_ifindex)
+		return true;
+	return bpf_map_lookup_elem(&xlb_decap_out, &ifindex) != NULL;
+}
+
+/*
  * Send the packet on to the previous backend: outer destination prev,
  * source this packet's outer destination (an address of this host the
  * balancers use), hops 1, and the next hop's MAC addresses from the FIB.
- * Returns XDP_TX or XDP_REDIRECT, or -reason: a drop when prev cannot be
- * reached, PASS_PREV_SELF when prev is an address of this host.
+ * Returns XDP_TX or XDP_REDIRECT, or -reason: a drop when prev may not or
+ * cannot be reached, PASS_PREV_SELF when prev is this host.
+ *
+ * The FIB is asked from loopback, as for a packet this host sends: it
+ * then needs forwarding on lo, not on the receiving interface, which
+ * stays a host's (the kernel routes nothing that arrives there).
  */
 XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *prev)
 {
@@ -325,7 +514,7 @@ XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *
 	struct iphdr *ip4 = (void *)(eth + 1);
 	struct ipv6hdr *ip6 = (void *)(eth + 1);
 	struct bpf_fib_lookup fib = {
-		.ifindex = ctx->ingress_ifindex,
+		.ifindex = DECAP_LOOPBACK_IFINDEX,
 		.l4_protocol = IPPROTO_UDP,
 	};
 	__be32 src[4], dst[4];
@@ -335,6 +524,9 @@ XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *
 	__u64 sum;
 	int rc;
 
+	rc = prev_check(prev, o->family);
+	if (rc)
+		return rc;
 	if (o->family == XLB_AF_INET) {
 		if ((void *)(ip4 + 1) > data_end)
 			return -XLB_DECAP_ABORTED;
@@ -366,10 +558,10 @@ XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *
 	switch (rc) {
 	case BPF_FIB_LKUP_RET_SUCCESS:
 		break;
-	/* prev is one of this host's addresses, this packet's outer
-	 * destination among them: the route is local. */
+	/* A local, broadcast or multicast route: an address of this host
+	 * that is not a tunnel endpoint, or a subnet's broadcast. */
 	case BPF_FIB_LKUP_RET_NOT_FWDED:
-		return -XLB_DECAP_PASS_PREV_SELF;
+		return -XLB_DECAP_DROP_PREV_MARTIAN;
 	case BPF_FIB_LKUP_RET_NO_NEIGH:
 		return -XLB_DECAP_DROP_NO_NEIGH;
 	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
@@ -379,6 +571,9 @@ XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *
 	default:
 		return -XLB_DECAP_DROP_NO_ROUTE;
 	}
+	if (!egress_ok(ctx, &fib, prev, o->family))
+		return link_local(o->family, prev) ? -XLB_DECAP_DROP_PREV_MARTIAN
+						   : -XLB_DECAP_DROP_EGRESS;
 
 	/* The hops byte shares a 16-bit word of the UDP payload with the
 	 * magic: that word changes from (magic, 0) to (magic, 1). */
@@ -443,7 +638,10 @@ XLB_INLINE int gue_decide(struct xdp_md *ctx, const struct outer *o,
 	return forward(ctx, o, g->priv.prev);
 }
 
-XLB_INLINE int gue(struct xdp_md *ctx, const struct outer *o, __u64 bytes)
+/* GUE to this host: malformed, from a stranger or not for a VIP here,
+ * dropped; otherwise passed up or forwarded, as gue_decide() says. */
+XLB_INLINE int gue(struct xdp_md *ctx, const struct outer *o,
+		   const struct xlb_decap_config *c, __u64 bytes)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -452,9 +650,14 @@ XLB_INLINE int gue(struct xdp_md *ctx, const struct outer *o, __u64 bytes)
 	__u32 reason;
 	int ret;
 
-	if ((void *)(udp + 1) > data_end || udp->dest != gue_port())
-		return XDP_PASS;
+	if ((void *)(udp + 1) > data_end)
+		return XDP_ABORTED;
 	ret = parse_gue(udp, data_end, o, &g);
+	if (!ret && !source_ok(c, o, g.priv.family != XLB_AF_NONE && g.priv.hops))
+		ret = -XLB_DECAP_DROP_SOURCE;
+	if (!ret)
+		ret = inner_check((__u8 *)data + ETH_HLEN + g.strip, data_end,
+				  g.inner_family);
 	if (!ret)
 		ret = gue_decide(ctx, o, &g);
 	if (ret >= 0) {
@@ -481,21 +684,56 @@ XLB_INLINE int gue(struct xdp_md *ctx, const struct outer *o, __u64 bytes)
 	return XDP_DROP;
 }
 
+/*
+ * Is the frame tunnelled (IPIP, or UDP to the GUE port)? And is it this
+ * host's to decapsulate: a unicast frame to one of its tunnel addresses?
+ * What is not passes untouched, as the kernel would take it (which, with
+ * no tunnel to hand it to and no forwarding on the interface, is to drop
+ * it or answer it as any other packet). Returns true when it is tunnelled,
+ * *reason then 0 or a PASS_NOT_* reason.
+ */
+XLB_INLINE bool tunnelled(void *data, void *data_end, const struct outer *o,
+			  const struct xlb_decap_config *c, __u32 *reason)
+{
+	struct ethhdr *eth = data;
+	struct udphdr *udp = data + ETH_HLEN + o->len;
+
+	if (o->proto == IPPROTO_UDP) {
+		if ((void *)(udp + 1) > data_end || udp->dest != c->gue_port)
+			return false;
+	} else if (o->proto != IPPROTO_IPIP && o->proto != IPPROTO_IPV6) {
+		return false;
+	}
+	*reason = 0;
+	if (eth->h_dest[0] & 1)		/* group bit: broadcast, multicast */
+		*reason = XLB_DECAP_PASS_NOT_UNICAST;
+	else if (!(addr_kind(o->family, o->dst) & XLB_DECAP_ADDR_TUNNEL))
+		*reason = XLB_DECAP_PASS_NOT_LOCAL;
+	return true;
+}
+
 /* The program; bench/bpf/decap_bench.bpf.c times it behind a restore. */
 XLB_INLINE int decap_run(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	__u64 bytes = (__u64)((char *)data_end - (char *)data);
+	struct xlb_decap_config c;
 	struct outer o;
+	__u32 reason;
 
 	if (!parse_outer(data, data_end, &o))
 		return XDP_PASS;
-	if (o.proto == IPPROTO_IPIP || o.proto == IPPROTO_IPV6)
-		return ipip(ctx, &o, bytes);
+	config(&c);
+	if (!tunnelled(data, data_end, &o, &c, &reason))
+		return XDP_PASS;
+	if (reason) {
+		count(reason, bytes);
+		return XDP_PASS;
+	}
 	if (o.proto == IPPROTO_UDP)
-		return gue(ctx, &o, bytes);
-	return XDP_PASS;
+		return gue(ctx, &o, &c, bytes);
+	return ipip(ctx, &o, &c, bytes);
 }
 
 SEC("xdp")

@@ -16,7 +16,13 @@
  * - UDP: a datagram some socket takes stays (a connected socket matches
  *   only its peer, an unconnected one anyone); one no socket takes goes;
  * - malformed headers, a loop and an unreachable previous backend are
- *   dropped, each counted under its reason.
+ *   dropped, each counted under its reason;
+ * - it trusts only what its maps say (include/decap.h): a frame that is
+ *   not unicast or not to one of the host's tunnel addresses passes
+ *   untouched; a stranger's packet, an inner packet for anything but a
+ *   VIP, a martian previous backend, one outside the fleet, and a way out
+ *   by an interface not allowed are dropped, each under its reason;
+ * - the receiving interface need not forward: only loopback must.
  *
  * And once on real frames: two backends, each a child process in a network
  * namespace of its own with the program attached to its interface, on one
@@ -46,6 +52,7 @@ static struct {
 	bool tried, ready;
 	struct xlb_sandbox env;
 	struct decap *skel;
+	struct decap_maps maps;
 	int prog_fd;
 } t;
 
@@ -67,6 +74,15 @@ static bool setup(void)
 	libbpf_set_print(NULL);
 	t.skel = decap__open_and_load();
 	if (!ASSERT_TRUE(t.skel != NULL, "load decap.bpf.o"))
+		return false;
+	t.maps = (struct decap_maps){
+		.cfg = bpf_map__fd(t.skel->maps.xlb_decap_cfg),
+		.addrs = bpf_map__fd(t.skel->maps.xlb_decap_addrs),
+		.fleet = bpf_map__fd(t.skel->maps.xlb_decap_fleet),
+		.lbs = bpf_map__fd(t.skel->maps.xlb_decap_lbs),
+		.out = bpf_map__fd(t.skel->maps.xlb_decap_out),
+	};
+	if (!ASSERT_OK(decap_trust_backend(&t.maps, t.env.ifindex_other), "trust"))
 		return false;
 	t.prog_fd = bpf_program__fd(t.skel->progs.xdp_decap);
 	t.ready = true;
@@ -297,14 +313,22 @@ static void a_forwarded_packet_is_never_forwarded_again(void)
 
 	if (!setup())
 		return;
+	/* From a backend of the fleet, as forwarded packets come. */
 	g.hops = 1;
+	g.src = PREV4_TX;
 	g6.hops = 1;
+	g6.src = PREV6_TX;
 	expect_decap(&g, &ack, XLB_DECAP_PASS_FORWARDED, "hops 1, IPv4");
 	expect_decap(&g6, &ack6, XLB_DECAP_PASS_FORWARDED, "hops 1, IPv6");
-	/* The program's own output, fed back. */
+	/* The program's own output, fed back to it playing the previous
+	 * backend: PREV4_TX its tunnel address, this backend in its fleet. */
 	g.hops = 0;
+	g.src = BALANCER4;
 	if (!run_frame(frame, gue_frame(&g, &ack, frame), XDP_TX, XLB_DECAP_FORWARD,
-		       &fwd, "first pass"))
+		       &fwd, "first pass") ||
+	    !ASSERT_OK(decap_trust_addr(t.maps.addrs, PREV4_TX, XLB_DECAP_ADDR_TUNNEL),
+		       "play the previous backend") ||
+	    !ASSERT_OK(decap_trust_prefix(t.maps.fleet, BACKEND4 "/32"), "this one's fleet"))
 		return;
 	want_len = inner_frame(&ack, want);
 	memcpy(want, mac_gw, 6);	/* the forward's MAC addresses stay */
@@ -312,14 +336,15 @@ static void a_forwarded_packet_is_never_forwarded_again(void)
 	if (run_frame(fwd.out, fwd.out_len, XDP_PASS, XLB_DECAP_PASS_FORWARDED, &again,
 		      "second pass") && ASSERT_EQ(again.out_len, want_len, "second pass"))
 		ASSERT_MEM_EQ(again.out, want, want_len, "second pass");
+	ASSERT_OK(decap_untrust_addr(t.maps.addrs, PREV4_TX), "this backend again");
+	ASSERT_OK(decap_untrust_prefix(t.maps.fleet, BACKEND4 "/32"), "its fleet again");
 }
 
-/* A previous backend that is this host (the packet's outer destination,
- * or another local address), or of the other family: passed up. */
+/* A previous backend that is this host (the packet's outer destination),
+ * or of the other family: passed up. */
 static void previous_backend_here_or_of_another_family_stays(void)
 {
 	struct gue_frame self4 = G4(BACKEND4), self6 = G6(BACKEND6);
-	struct gue_frame local4 = G4(OTHER_LOCAL4);
 	struct gue_frame fam4 = G4(NULL), fam6 = G6(NULL);
 	struct inner ack4 = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
 	struct inner ack6 = TCP(6, PORT_UNKNOWN, PKT_TCP_ACK);
@@ -332,7 +357,6 @@ static void previous_backend_here_or_of_another_family_stays(void)
 	fam6.prev = PREV4_TX;
 	expect_decap(&self4, &ack4, XLB_DECAP_PASS_PREV_SELF, "prev is the outer destination, IPv4");
 	expect_decap(&self6, &ack6, XLB_DECAP_PASS_PREV_SELF, "prev is the outer destination, IPv6");
-	expect_decap(&local4, &ack4, XLB_DECAP_PASS_PREV_SELF, "prev is another local address");
 	expect_decap(&fam4, &ack4, XLB_DECAP_PASS_PREV_FAMILY, "IPv6 prev, IPv4 outer");
 	expect_decap(&fam6, &ack6, XLB_DECAP_PASS_PREV_FAMILY, "IPv4 prev, IPv6 outer");
 }
@@ -381,13 +405,15 @@ static void unreachable_previous_backend_is_dropped(void)
 	}
 }
 
-/* bpf_fib_lookup answers only where the interface forwards: without, the
- * packet is dropped under a reason that says so. */
+/* bpf_fib_lookup answers only where the interface it is asked for
+ * forwards: the program asks for loopback, so that is where forwarding
+ * must be on; without, the packet is dropped under a reason that says
+ * so. */
 static void forwarding_off_is_dropped_and_named(void)
 {
 	static const char *const sysctls[] = {
-		"/proc/sys/net/ipv4/conf/" XLB_SANDBOX_IF_IN "/forwarding",
-		"/proc/sys/net/ipv6/conf/" XLB_SANDBOX_IF_IN "/forwarding",
+		"/proc/sys/net/ipv4/conf/lo/forwarding",
+		"/proc/sys/net/ipv6/conf/lo/forwarding",
 	};
 	struct gue_frame g4 = G4(PREV4_TX), g6 = G6(PREV6_TX);
 	struct inner ack4 = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
@@ -404,6 +430,31 @@ static void forwarding_off_is_dropped_and_named(void)
 			    XLB_DECAP_DROP_FWD_DISABLED, i ? "IPv6" : "IPv4");
 		ASSERT_OK(sysctl_set(sysctls[i], "1"), "forwarding on again");
 	}
+}
+
+/* The receiving interface stays a host's, forwarding off, so the kernel
+ * routes nothing arriving there: the second chance works all the same. */
+static void the_receiving_interface_need_not_forward(void)
+{
+	static const char *const sysctls[] = {
+		"/proc/sys/net/ipv4/conf/" XLB_SANDBOX_IF_IN "/forwarding",
+		"/proc/sys/net/ipv6/conf/" XLB_SANDBOX_IF_IN "/forwarding",
+	};
+	struct gue_frame g4 = G4(PREV4_TX), g6 = G6(PREV6_TX);
+	struct inner ack4 = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	struct inner ack6 = TCP(6, PORT_UNKNOWN, PKT_TCP_ACK);
+	int i;
+
+	if (!setup())
+		return;
+	for (i = 0; i < 2; i++)
+		if (!ASSERT_OK(sysctl_set(sysctls[i], "0"), "forwarding off on in"))
+			goto out;
+	expect_forward(&g4, &ack4, XDP_TX, mac_gw, mac_in, "IPv4, in not forwarding");
+	expect_forward(&g6, &ack6, XDP_TX, mac_gw, mac_in, "IPv6, in not forwarding");
+out:
+	for (i = 0; i < 2; i++)
+		ASSERT_OK(sysctl_set(sysctls[i], "1"), "forwarding on again");
 }
 
 /* UDP: a datagram some socket takes stays; a connected socket takes only
@@ -504,7 +555,8 @@ static void other_udp_and_fragments_pass_unchanged(void)
 /* The GUE port is xlb_decap_cfg's, the default while it is zero. */
 static void the_gue_port_is_a_setting(void)
 {
-	struct xlb_decap_config cfg = { .gue_port = htons(7777) };
+	struct xlb_decap_config cfg = { .gue_port = htons(7777),
+					.flags = XLB_DECAP_F_CHECK_SOURCE };
 	struct gue_frame g = G4(PREV4_TX);
 	struct inner ack = TCP(4, PORT_ESTAB, PKT_TCP_ACK);
 	__u8 frame[PKT_MAX];
@@ -650,6 +702,240 @@ static void syn_cookie_handshakes_stay(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* What a stranger may send                                            */
+
+/* The frame passes exactly as it came, counted under reason. */
+static void expect_untouched(const __u8 *frame, size_t len, enum xlb_decap_stat reason,
+			     const char *what)
+{
+	struct run r;
+
+	if (run_frame(frame, len, XDP_PASS, reason, &r, what) &&
+	    ASSERT_EQ(r.out_len, len, what))
+		ASSERT_MEM_EQ(r.out, frame, len, what);
+}
+
+/* Only a unicast frame to one of the host's tunnel addresses is the
+ * host's: another host's address (a transit packet, or a spoofed outer
+ * destination that would become the forwarded packet's source), the VIP,
+ * the subnet's or the limited broadcast, an Ethernet broadcast or
+ * multicast frame pass as they came, decapsulated by nothing. */
+static void not_this_hosts_tunnel_passes_untouched(void)
+{
+	static const __u8 bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const __u8 mcast[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 };
+	static const __u8 mcast6[6] = { 0x33, 0x33, 0x00, 0x00, 0x00, 0x01 };
+	static const struct { int outer; const char *dst; const __u8 *dmac;
+			      enum xlb_decap_stat reason; const char *what; } cases[] = {
+		{ 4, "203.0.113.77", NULL, XLB_DECAP_PASS_NOT_LOCAL, "another host, IPv4" },
+		{ 6, "2001:db8:b0::77", NULL, XLB_DECAP_PASS_NOT_LOCAL, "another host, IPv6" },
+		{ 4, VIP4, NULL, XLB_DECAP_PASS_NOT_LOCAL, "the VIP as outer destination" },
+		{ 6, VIP6, NULL, XLB_DECAP_PASS_NOT_LOCAL, "the IPv6 VIP as outer destination" },
+		{ 4, OTHER_LOCAL4, NULL, XLB_DECAP_PASS_NOT_LOCAL, "a local address, not a tunnel's" },
+		{ 4, "198.51.100.127", NULL, XLB_DECAP_PASS_NOT_LOCAL, "the subnet's broadcast" },
+		{ 4, "255.255.255.255", NULL, XLB_DECAP_PASS_NOT_LOCAL, "the limited broadcast" },
+		{ 4, "255.255.255.255", bcast, XLB_DECAP_PASS_NOT_UNICAST, "an Ethernet broadcast" },
+		{ 4, BACKEND4, bcast, XLB_DECAP_PASS_NOT_UNICAST, "broadcast frame to this host" },
+		{ 4, BACKEND4, mcast, XLB_DECAP_PASS_NOT_UNICAST, "multicast frame" },
+		{ 6, BACKEND6, mcast6, XLB_DECAP_PASS_NOT_UNICAST, "IPv6 multicast frame" },
+	};
+	struct inner ack = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	__u8 frame[PKT_MAX], inner[PKT_MAX];
+	size_t i, ilen;
+
+	if (!setup())
+		return;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gue_frame g = cases[i].outer == 4 ? (struct gue_frame)G4(PREV4_TX)
+							 : (struct gue_frame)G6(PREV6_TX);
+		char what[96];
+
+		g.dst = cases[i].dst;
+		g.dmac = cases[i].dmac;
+		snprintf(what, sizeof(what), "GUE: %s", cases[i].what);
+		expect_untouched(frame, gue_frame(&g, &ack, frame), cases[i].reason, what);
+		/* The same as IPIP (or IPv4 in IPv6): what a router on the
+		 * way would route on. */
+		ilen = inner_ip(&ack, inner);
+		snprintf(what, sizeof(what), "IPIP: %s", cases[i].what);
+		expect_untouched(frame, pkt_encap(frame, g.dmac ? g.dmac : mac_in, mac_gw,
+						  cases[i].outer, g.src, g.dst, 0, inner, ilen, 4),
+				 cases[i].reason, what);
+	}
+}
+
+/* With the balancers known, a tunnelled packet from anyone else is
+ * dropped; one forwarded already comes from the fleet, not a balancer. */
+static void a_strangers_tunnelled_packet_is_dropped(void)
+{
+	struct gue_frame g4 = G4(PREV4_TX), g6 = G6(PREV6_TX);
+	struct inner ack4 = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	struct inner ack6 = TCP(6, PORT_UNKNOWN, PKT_TCP_ACK);
+	__u8 frame[PKT_MAX], inner[PKT_MAX];
+	size_t ilen;
+
+	if (!setup())
+		return;
+	g4.src = "198.51.100.99";
+	g6.src = "2001:db8:100::99";
+	expect_drop(frame, gue_frame(&g4, &ack4, frame), XLB_DECAP_DROP_SOURCE, "GUE, IPv4");
+	expect_drop(frame, gue_frame(&g6, &ack6, frame), XLB_DECAP_DROP_SOURCE, "GUE, IPv6");
+	ilen = inner_ip(&ack4, inner);
+	expect_drop(frame, pkt_encap(frame, mac_in, mac_gw, 4, g4.src, BACKEND4, 0, inner,
+				     ilen, 4), XLB_DECAP_DROP_SOURCE, "IPIP");
+	ilen = inner_ip(&ack6, inner);
+	expect_drop(frame, pkt_encap(frame, mac_in, mac_gw, 4, g4.src, BACKEND4, 0, inner,
+				     ilen, 6), XLB_DECAP_DROP_SOURCE, "IPv6 in IPv4");
+	/* hops 1: from a backend of the fleet, not from a balancer or a
+	 * stranger. */
+	g4.hops = g6.hops = 1;
+	expect_drop(frame, gue_frame(&g4, &ack4, frame), XLB_DECAP_DROP_SOURCE,
+		    "forwarded, from a stranger");
+	g4.src = BALANCER4;
+	expect_drop(frame, gue_frame(&g4, &ack4, frame), XLB_DECAP_DROP_SOURCE,
+		    "forwarded, from a balancer");
+	g4.src = PREV4_TX;
+	g6.src = PREV6_TX;
+	expect_decap(&g4, &ack4, XLB_DECAP_PASS_FORWARDED, "forwarded, from the fleet");
+	expect_decap(&g6, &ack6, XLB_DECAP_PASS_FORWARDED, "forwarded, from the fleet, IPv6");
+}
+
+/* An inner packet for anything but one of the host's VIPs is dropped,
+ * never handed to the kernel to route: with no previous backend, after a
+ * forward, before any forward, and in plain IPIP. */
+static void an_inner_packet_not_for_a_vip_is_dropped(void)
+{
+	static const char *const elsewhere[] = { "198.51.100.99", "2001:db8:c::99" };
+	__u8 frame[PKT_MAX], inner[PKT_MAX];
+	int f;
+
+	if (!setup())
+		return;
+	for (f = 0; f < 2; f++) {
+		int fam = f ? 6 : 4;
+		struct pkt_desc d = { .family = fam, .src = fam == 4 ? CLIENT4 : CLIENT6,
+				      .dst = elsewhere[f], .proto = IPPROTO_UDP,
+				      .sport = 53, .dport = 53, .payload_len = 32 };
+		struct gue_frame none = { .outer = 4, .src = BALANCER4, .dst = BACKEND4,
+					  .no_field = true };
+		struct gue_frame named = G4(PREV4_TX), fwd = G6(PREV6_TX);
+		size_t ilen = pkt_build_ip(&d, inner);
+
+		fwd.hops = 1;
+		fwd.src = PREV6_TX;
+		expect_drop(frame, gue_build(&none, inner, ilen, fam, frame),
+			    XLB_DECAP_DROP_INNER_NOT_LOCAL, "GUE, no previous backend");
+		expect_drop(frame, gue_build(&named, inner, ilen, fam, frame),
+			    XLB_DECAP_DROP_INNER_NOT_LOCAL, "GUE, a previous backend named");
+		expect_drop(frame, gue_build(&fwd, inner, ilen, fam, frame),
+			    XLB_DECAP_DROP_INNER_NOT_LOCAL, "GUE, hops 1");
+		expect_drop(frame, pkt_encap(frame, mac_in, mac_gw, 4, BALANCER4, BACKEND4, 0,
+					     inner, ilen, fam),
+			    XLB_DECAP_DROP_INNER_NOT_LOCAL, fam == 4 ? "IPIP" : "IPv6 in IPv4");
+		expect_drop(frame, pkt_encap(frame, mac_in, mac_gw, 6, BALANCER6, BACKEND6, 0,
+					     inner, ilen, fam),
+			    XLB_DECAP_DROP_INNER_NOT_LOCAL, fam == 4 ? "IPv4 in IPv6" : "IP6IP6");
+	}
+}
+
+/* A previous backend no packet may go to, whatever the routes say, is
+ * dropped: though the fleet's prefixes held it. */
+static void a_martian_previous_backend_is_dropped(void)
+{
+	static const struct { int fam; const char *prev; const char *fleet; } cases[] = {
+		{ 4, "0.0.0.0", "0.0.0.0/0" },
+		{ 4, "255.255.255.255", "0.0.0.0/0" },
+		{ 4, "224.0.0.1", "0.0.0.0/0" },
+		{ 4, "240.0.0.1", "0.0.0.0/0" },
+		{ 4, "127.0.0.1", "0.0.0.0/0" },
+		{ 4, "198.51.100.127", "198.51.100.0/24" },	/* the subnet's broadcast */
+		{ 4, OTHER_LOCAL4, "198.51.100.0/24" },		/* local, no tunnel's */
+		{ 4, "169.254.1.1", "169.254.0.0/16" },		/* link-local via a gateway */
+		{ 6, "::", "::/0" },
+		{ 6, "::1", "::/0" },
+		{ 6, "::ffff:198.51.100.99", "::/0" },
+		{ 6, "::198.51.100.99", "::/0" },
+		{ 6, "ff02::1", "::/0" },
+		{ 6, "ff0e::1", "::/0" },
+	};
+	__u8 frame[PKT_MAX];
+	size_t i;
+
+	if (!setup())
+		return;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gue_frame g = cases[i].fam == 4 ? (struct gue_frame)G4(cases[i].prev)
+						       : (struct gue_frame)G6(cases[i].prev);
+		struct inner ack = TCP(cases[i].fam, PORT_UNKNOWN, PKT_TCP_ACK);
+
+		if (!ASSERT_OK(decap_trust_prefix(t.maps.fleet, cases[i].fleet), cases[i].fleet))
+			return;
+		expect_drop(frame, gue_frame(&g, &ack, frame), XLB_DECAP_DROP_PREV_MARTIAN,
+			    cases[i].prev);
+		ASSERT_OK(decap_untrust_prefix(t.maps.fleet, cases[i].fleet), cases[i].fleet);
+	}
+}
+
+/* A previous backend outside the fleet's prefixes is dropped, and so is
+ * one behind an interface the operator did not allow. */
+static void outside_the_fleet_or_its_interfaces_is_dropped(void)
+{
+	struct gue_frame o4 = G4("198.18.0.5"), o6 = G6("2001:db8:ff::5");
+	struct gue_frame r4 = G4(PREV4_REDIR), r6 = G6(PREV6_REDIR);
+	struct inner ack4 = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	struct inner ack6 = TCP(6, PORT_UNKNOWN, PKT_TCP_ACK);
+	__u8 frame[PKT_MAX];
+
+	if (!setup())
+		return;
+	expect_drop(frame, gue_frame(&o4, &ack4, frame), XLB_DECAP_DROP_PREV_NOT_FLEET,
+		    "outside the fleet, IPv4");
+	expect_drop(frame, gue_frame(&o6, &ack6, frame), XLB_DECAP_DROP_PREV_NOT_FLEET,
+		    "outside the fleet, IPv6");
+	if (!ASSERT_OK(decap_allow_egress(t.maps.out, (__u32)t.env.ifindex_other, 0),
+		       "other no longer allowed"))
+		return;
+	expect_drop(frame, gue_frame(&r4, &ack4, frame), XLB_DECAP_DROP_EGRESS,
+		    "by another interface, IPv4");
+	expect_drop(frame, gue_frame(&r6, &ack6, frame), XLB_DECAP_DROP_EGRESS,
+		    "by another interface, IPv6");
+	ASSERT_OK(decap_allow_egress(t.maps.out, (__u32)t.env.ifindex_other, 1),
+		  "other allowed again");
+}
+
+/* Nothing trusted, nothing done: the program as its load leaves it
+ * decapsulates nothing and forwards nothing. */
+static void with_empty_maps_nothing_is_decapsulated(void)
+{
+	struct gue_frame g = G4(PREV4_TX);
+	struct inner ack = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	__u8 frame[PKT_MAX], inner[PKT_MAX];
+	struct decap *bare;
+	size_t len, ilen;
+	struct run r;
+
+	if (!setup())
+		return;
+	bare = decap__open_and_load();
+	if (!ASSERT_TRUE(bare != NULL, "a second copy of the program"))
+		return;
+	len = gue_frame(&g, &ack, frame);
+	r.out_len = sizeof(r.out);
+	if (ASSERT_OK(xlb_sandbox_run(bpf_program__fd(bare->progs.xdp_decap), t.env.ifindex,
+				      frame, (__u32)len, r.out, &r.out_len, &r.retval), "GUE") &&
+	    ASSERT_EQ(r.retval, XDP_PASS, "GUE") && ASSERT_EQ(r.out_len, len, "GUE"))
+		ASSERT_MEM_EQ(r.out, frame, len, "GUE untouched");
+	ilen = inner_ip(&ack, inner);
+	len = pkt_encap(frame, mac_in, mac_gw, 4, BALANCER4, BACKEND4, 0, inner, ilen, 4);
+	r.out_len = sizeof(r.out);
+	if (ASSERT_OK(xlb_sandbox_run(bpf_program__fd(bare->progs.xdp_decap), t.env.ifindex,
+				      frame, (__u32)len, r.out, &r.out_len, &r.retval), "IPIP") &&
+	    ASSERT_EQ(r.retval, XDP_PASS, "IPIP") && ASSERT_EQ(r.out_len, len, "IPIP"))
+		ASSERT_MEM_EQ(r.out, frame, len, "IPIP untouched");
+	decap__destroy(bare);
+}
+
+/* ------------------------------------------------------------------ */
 /* On real frames                                                      */
 
 /* One segment, 192.0.2.240/28, on the bridge LIVE_BRIDGE of the test's
@@ -666,6 +952,7 @@ static void syn_cookie_handshakes_stay(void)
 struct live_backend {
 	const char *name;	/* "a" or "b": its interface is eth-NAME */
 	const char *addr;
+	const char *peer;	/* the other backend: the fleet */
 	const char *batch;	/* more ip commands in its namespace */
 	pid_t pid;
 	int cmd, reply;		/* pipes: test to child, child to test */
@@ -687,8 +974,9 @@ static bool read_byte(int fd, char want)
  */
 static void live_child(struct live_backend *be)
 {
-	char batch[1024], ifname[16], sysctl[128];
+	char batch[1024], ifname[16], fleet[32];
 	__u64 counts[XLB_DECAP__MAX];
+	struct decap_maps m;
 	struct decap *skel;
 	int ifindex, r;
 
@@ -702,14 +990,31 @@ static void live_child(struct live_backend *be)
 		 "addr add %s/28 dev %s\n"
 		 "addr add " VIP4 "/32 dev lo\n%s",
 		 ifname, be->addr, ifname, be->batch);
-	snprintf(sysctl, sizeof(sysctl), "/proc/sys/net/ipv4/conf/%s/forwarding", ifname);
+	snprintf(fleet, sizeof(fleet), "%s/32", be->peer);
 	ifindex = if_nametoindex(ifname);
 	libbpf_set_print(NULL);
 	skel = decap__open_and_load();
-	/* As the README sets a backend up: never the VIP as the source of
-	 * an ARP request, which the sender's segment could not answer. */
-	if (!ifindex || xlb_sandbox_ip(batch) || sysctl_set(sysctl, "1") ||
-	    sysctl_set("/proc/sys/net/ipv4/conf/all/arp_announce", "2") || !skel ||
+	if (!skel)
+		_exit(1);
+	m = (struct decap_maps){
+		.cfg = bpf_map__fd(skel->maps.xlb_decap_cfg),
+		.addrs = bpf_map__fd(skel->maps.xlb_decap_addrs),
+		.fleet = bpf_map__fd(skel->maps.xlb_decap_fleet),
+		.lbs = bpf_map__fd(skel->maps.xlb_decap_lbs),
+		.out = bpf_map__fd(skel->maps.xlb_decap_out),
+	};
+	/* As docs/backend.md sets a backend up: never the VIP as the source
+	 * of an ARP request, which the sender's segment could not answer;
+	 * forwarding on lo only; the sender as the balancer, the other
+	 * backend as the fleet. */
+	if (!ifindex || xlb_sandbox_ip(batch) ||
+	    sysctl_set("/proc/sys/net/ipv4/conf/lo/forwarding", "1") ||
+	    sysctl_set("/proc/sys/net/ipv4/conf/all/arp_announce", "2") ||
+	    decap_trust_addr(m.addrs, be->addr, XLB_DECAP_ADDR_TUNNEL) ||
+	    decap_trust_addr(m.addrs, VIP4, XLB_DECAP_ADDR_VIP) ||
+	    decap_trust_prefix(m.fleet, fleet) ||
+	    decap_trust_prefix(m.lbs, LIVE_SENDER "/32") ||
+	    decap_set_config(m.cfg, 0, XLB_DECAP_F_CHECK_SOURCE) ||
 	    bpf_xdp_attach(ifindex, bpf_program__fd(skel->progs.xdp_decap),
 			   XDP_FLAGS_DRV_MODE, NULL))
 		_exit(1);
@@ -856,8 +1161,8 @@ static bool live_reset_seen(int cap)
  */
 static void live_forward_reaches_the_previous_backend(void)
 {
-	struct live_backend a = { .name = "a", .addr = LIVE_A, .batch = "" };
-	struct live_backend b = { .name = "b", .addr = LIVE_B,
+	struct live_backend a = { .name = "a", .addr = LIVE_A, .peer = LIVE_B, .batch = "" };
+	struct live_backend b = { .name = "b", .addr = LIVE_B, .peer = LIVE_A,
 				  .batch = "neigh add " LIVE_A " lladdr " LIVE_MAC_A
 					   " dev eth-b nud permanent\n" };
 	struct gue_frame g = { .outer = 4, .src = LIVE_SENDER, .dst = LIVE_B,
@@ -911,9 +1216,16 @@ TEST_MAIN(TEST(decapsulates_every_family_pair),
 	  TEST(previous_backend_here_or_of_another_family_stays),
 	  TEST(unreachable_previous_backend_is_dropped),
 	  TEST(forwarding_off_is_dropped_and_named),
+	  TEST(the_receiving_interface_need_not_forward),
 	  TEST(syn_cookie_handshakes_stay),
 	  TEST(udp_stays_where_a_socket_takes_it),
 	  TEST(malformed_gue_is_dropped_by_reason),
 	  TEST(other_udp_and_fragments_pass_unchanged),
 	  TEST(the_gue_port_is_a_setting),
+	  TEST(not_this_hosts_tunnel_passes_untouched),
+	  TEST(a_strangers_tunnelled_packet_is_dropped),
+	  TEST(an_inner_packet_not_for_a_vip_is_dropped),
+	  TEST(a_martian_previous_backend_is_dropped),
+	  TEST(outside_the_fleet_or_its_interfaces_is_dropped),
+	  TEST(with_empty_maps_nothing_is_decapsulated),
 	  TEST(live_forward_reaches_the_previous_backend))

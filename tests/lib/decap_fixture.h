@@ -18,6 +18,7 @@
 #include "gue.h"
 #include "sandbox.h"
 #include "packets.h"
+#include "decap_trust.h"
 
 /* The sandbox: this backend is its "in" interface. */
 #define BACKEND4	XLB_SANDBOX_SRC4
@@ -40,6 +41,9 @@
 #define PREV4_SMALL_MTU	"203.0.113.21"		/* routes the tests add */
 #define PREV6_SMALL_MTU	"2001:db8:b0::21"
 #define OTHER_LOCAL4	"198.51.100.129"	/* the "other" interface's */
+/* The fleet: every previous backend above. The balancers: one address. */
+#define FLEET4		"203.0.113.0/24"
+#define FLEET6		"2001:db8:b0::/46"
 
 #define PORT_TCP	80
 #define PORT_UDP_CONN	53	/* a socket connected to CLIENT:PEER_PORT */
@@ -253,6 +257,32 @@ static inline int backend_sockets(int family)
 	if (ufd < 0 || connect_to(ufd, family, client, PEER_PORT))
 		return -1;
 	return sock_at(family, SOCK_DGRAM, vip, PORT_UDP_SERV) < 0 ? -1 : 0;
+}
+
+/* The program's maps, as file descriptors. */
+struct decap_maps {
+	int cfg, addrs, fleet, lbs, out;
+};
+
+/*
+ * What the backend trusts, as `xlb host setup` would tell it: its "in"
+ * address as the tunnel endpoint, the VIPs, the fleet, the balancer
+ * (sources checked), and the "other" interface as a way out. 0 or -errno.
+ */
+static inline int decap_trust_backend(const struct decap_maps *m, int other_ifindex)
+{
+	if (decap_trust_addr(m->addrs, BACKEND4, XLB_DECAP_ADDR_TUNNEL) ||
+	    decap_trust_addr(m->addrs, BACKEND6, XLB_DECAP_ADDR_TUNNEL) ||
+	    decap_trust_addr(m->addrs, VIP4, XLB_DECAP_ADDR_VIP) ||
+	    decap_trust_addr(m->addrs, VIP6, XLB_DECAP_ADDR_VIP) ||
+	    decap_trust_prefix(m->fleet, FLEET4) ||
+	    decap_trust_prefix(m->fleet, FLEET6) ||
+	    decap_trust_prefix(m->lbs, BALANCER4 "/32") ||
+	    decap_trust_prefix(m->lbs, BALANCER6 "/128") ||
+	    decap_set_config(m->cfg, 0, XLB_DECAP_F_CHECK_SOURCE) ||
+	    decap_allow_egress(m->out, (__u32)other_ifindex, 1))
+		return -EIO;
+	return 0;
 }
 
 /* The backend in the sandbox the caller entered: the addresses on lo and
