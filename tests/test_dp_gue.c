@@ -12,6 +12,7 @@
 #include "dp_fixture.h"
 #include "gue.h"
 #include "decap.skel.h"
+#include "decap_trust.h"
 
 
 /* Mark the records of a VIP's backends GUE, as the loader does for
@@ -83,6 +84,23 @@ static size_t flow_frame(int family, const char *dst, __u16 dport,
 
 static struct decap *decap;
 
+/* decap.bpf.o plays every backend of the fixture: their addresses are
+ * its tunnel addresses, the VIPs its VIPs. */
+static int decap_trust_fixture(int addrs)
+{
+	size_t v, b;
+
+	for (v = 0; v < sizeof(dp_vip_defs) / sizeof(dp_vip_defs[0]); v++) {
+		if (decap_trust_addr(addrs, dp_vip_defs[v].addr, XLB_DECAP_ADDR_VIP))
+			return -EIO;
+		for (b = 0; b < 4 && dp_vip_defs[v].backends[b]; b++)
+			if (decap_trust_addr(addrs, dp_vip_defs[v].backends[b],
+					     XLB_DECAP_ADDR_TUNNEL))
+				return -EIO;
+	}
+	return 0;
+}
+
 /* decap.bpf.o on the frame: its verdict and output. */
 static bool decap_frame(const __u8 *in, __u32 len, __u8 *out, __u32 *out_len,
 			__u32 *retval)
@@ -92,7 +110,9 @@ static bool decap_frame(const __u8 *in, __u32 len, __u8 *out, __u32 *out_len,
 
 	if (!decap) {
 		decap = decap__open_and_load();
-		if (!ASSERT_TRUE(decap != NULL, "load decap.bpf.o"))
+		if (!ASSERT_TRUE(decap != NULL, "load decap.bpf.o") ||
+		    !ASSERT_OK(decap_trust_fixture(bpf_map__fd(decap->maps.xlb_decap_addrs)),
+			       "decap.bpf.o told the backends and VIPs"))
 			return false;
 	}
 	if (!ASSERT_OK(bpf_prog_test_run_opts(bpf_program__fd(decap->progs.xdp_decap),
