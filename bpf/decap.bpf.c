@@ -685,8 +685,9 @@ XLB_INLINE int gue(struct xdp_md *ctx, const struct outer *o,
 }
 
 /*
- * Is the frame tunnelled (IPIP, or UDP to the GUE port)? And is it this
- * host's to decapsulate: a unicast frame to one of its tunnel addresses?
+ * Is the frame, IPIP or UDP, tunnelled (UDP: to the GUE port)? And is it
+ * this host's to decapsulate: a unicast frame to one of its tunnel
+ * addresses?
  * What is not passes untouched, as the kernel would take it (which, with
  * no tunnel to hand it to and no forwarding on the interface, is to drop
  * it or answer it as any other packet). Returns true when it is tunnelled,
@@ -698,12 +699,9 @@ XLB_INLINE bool tunnelled(void *data, void *data_end, const struct outer *o,
 	struct ethhdr *eth = data;
 	struct udphdr *udp = data + ETH_HLEN + o->len;
 
-	if (o->proto == IPPROTO_UDP) {
-		if ((void *)(udp + 1) > data_end || udp->dest != c->gue_port)
-			return false;
-	} else if (o->proto != IPPROTO_IPIP && o->proto != IPPROTO_IPV6) {
+	if (o->proto == IPPROTO_UDP &&
+	    ((void *)(udp + 1) > data_end || udp->dest != c->gue_port))
 		return false;
-	}
 	*reason = 0;
 	if (eth->h_dest[0] & 1)		/* group bit: broadcast, multicast */
 		*reason = XLB_DECAP_PASS_NOT_UNICAST;
@@ -722,7 +720,8 @@ XLB_INLINE int decap_run(struct xdp_md *ctx)
 	struct outer o;
 	__u32 reason;
 
-	if (!parse_outer(data, data_end, &o))
+	if (!parse_outer(data, data_end, &o) ||
+	    (o.proto != IPPROTO_UDP && o.proto != IPPROTO_IPIP && o.proto != IPPROTO_IPV6))
 		return XDP_PASS;
 	config(&c);
 	if (!tunnelled(data, data_end, &o, &c, &reason))
