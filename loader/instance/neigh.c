@@ -16,21 +16,12 @@
 #include "addr.h"
 #include "neigh.h"
 #include "report.h"
+#include "rtnl.h"
 
 /* States with a link-layer address, which bpf_fib_lookup answers with
  * (the kernel's NUD_VALID, not part of its UAPI). */
 #define NUD_WITH_LLADDR	(NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | \
 			 NUD_PROBE | NUD_STALE | NUD_DELAY)
-
-/* A request: header, family header, a few attributes. */
-struct nl_req {
-	struct nlmsghdr n;
-	union {
-		struct rtmsg r;
-		struct ndmsg nd;
-	};
-	char attrs[128];
-};
 
 /* What xlb_neigh records of an entry it made. */
 struct neigh_rec {
@@ -40,73 +31,8 @@ struct neigh_rec {
 	__u8 pad[3];
 };
 
-static int nl_fd = -1;
-static __u32 nl_seq;
-static char nl_buf[16384];
-
-static int nl_socket(void)
-{
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	int fd, one = 1, err;
-
-	if (nl_fd >= 0)
-		return nl_fd;
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0)
-		return -errno;
-	/* Single-entry gets checked strictly where the kernel can (4.20+);
-	 * older kernels ignore the option. */
-	setsockopt(fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	nl_fd = fd;
-	return fd;
-}
-
-static void nl_attr(struct nlmsghdr *n, __u16 type, const void *data,
-		    size_t len)
-{
-	struct rtattr *rta = (void *)((char *)n + NLMSG_ALIGN(n->nlmsg_len));
-
-	rta->rta_type = type;
-	rta->rta_len = RTA_LENGTH(len);
-	memcpy(RTA_DATA(rta), data, len);
-	n->nlmsg_len = NLMSG_ALIGN(n->nlmsg_len) + RTA_ALIGN(rta->rta_len);
-}
-
-/* Send req and take the kernel's answer: 0 with *reply (a get), 0 (an
- * acknowledged change), or -errno. */
-static int nl_talk(struct nlmsghdr *req, struct nlmsghdr **reply)
-{
-	struct nlmsghdr *h;
-	ssize_t len;
-	int fd = nl_socket();
-
-	if (fd < 0)
-		return fd;
-	req->nlmsg_seq = ++nl_seq;
-	if (send(fd, req, req->nlmsg_len, 0) < 0)
-		return -errno;
-	for (;;) {
-		len = recv(fd, nl_buf, sizeof(nl_buf), 0);
-		if (len < 0 && errno == EINTR)
-			continue;
-		if (len < 0)
-			return -errno;
-		for (h = (void *)nl_buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
-			if (h->nlmsg_seq != req->nlmsg_seq)
-				continue;
-			if (h->nlmsg_type == NLMSG_ERROR)
-				return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
-			if (reply)
-				*reply = h;
-			return 0;
-		}
-	}
-}
+/* The kernel asked for every next hop: one socket for the process. */
+static struct xlb_rtnl nl = XLB_RTNL_INIT;
 
 static size_t addr_len(__u8 family)
 {
@@ -127,29 +53,23 @@ static bool addr_set(const __be32 a[4])
 static int route_get(const __be32 dst[4], __u8 family, const __be32 *src,
 		     struct xlb_nexthop_state *nh)
 {
-	struct nl_req req = {
-		.n = {
-			.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg)),
-			.nlmsg_type = RTM_GETROUTE,
-			.nlmsg_flags = NLM_F_REQUEST,
-		},
-		.r = {
-			.rtm_family = sys_family(family),
-			.rtm_dst_len = addr_len(family) * 8,
-		},
-	};
+	struct xlb_rtnl_req req;
 	struct nlmsghdr *h;
 	struct rtattr *rta;
 	struct rtmsg *r;
 	struct rtvia *via;
 	int len, err;
 
-	nl_attr(&req.n, RTA_DST, dst, addr_len(family));
+	xlb_rtnl_req_init(&req, RTM_GETROUTE, 0, sizeof(*r));
+	r = xlb_rtnl_hdr(&req);
+	r->rtm_family = sys_family(family);
+	r->rtm_dst_len = addr_len(family) * 8;
+	xlb_rtnl_attr(&req.n, RTA_DST, dst, addr_len(family));
 	if (src) {
-		req.r.rtm_src_len = addr_len(family) * 8;
-		nl_attr(&req.n, RTA_SRC, src, addr_len(family));
+		r->rtm_src_len = addr_len(family) * 8;
+		xlb_rtnl_attr(&req.n, RTA_SRC, src, addr_len(family));
 	}
-	err = nl_talk(&req.n, &h);
+	err = xlb_rtnl_talk(&nl, &req.n, &h);
 	if (err)
 		return err;
 	r = NLMSG_DATA(h);
@@ -184,17 +104,7 @@ static int route_get(const __be32 dst[4], __u8 family, const __be32 *src,
 /* The next hop's neighbour entry into nh (nud 0: none). */
 static int neigh_get(struct xlb_nexthop_state *nh)
 {
-	struct nl_req req = {
-		.n = {
-			.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg)),
-			.nlmsg_type = RTM_GETNEIGH,
-			.nlmsg_flags = NLM_F_REQUEST,
-		},
-		.nd = {
-			.ndm_family = sys_family(nh->family),
-			.ndm_ifindex = nh->ifindex,
-		},
-	};
+	struct xlb_rtnl_req req;
 	struct nlmsghdr *h;
 	struct rtattr *rta;
 	struct ndmsg *nd;
@@ -204,8 +114,12 @@ static int neigh_get(struct xlb_nexthop_state *nh)
 	nh->flags = 0;
 	nh->ext_flags = 0;
 	nh->lladdr_len = 0;
-	nl_attr(&req.n, NDA_DST, nh->addr, addr_len(nh->family));
-	err = nl_talk(&req.n, &h);
+	xlb_rtnl_req_init(&req, RTM_GETNEIGH, 0, sizeof(*nd));
+	nd = xlb_rtnl_hdr(&req);
+	nd->ndm_family = sys_family(nh->family);
+	nd->ndm_ifindex = nh->ifindex;
+	xlb_rtnl_attr(&req.n, NDA_DST, nh->addr, addr_len(nh->family));
+	err = xlb_rtnl_talk(&nl, &req.n, &h);
 	if (err == -ENOENT)
 		return 0;
 	if (err)
@@ -231,33 +145,28 @@ static int neigh_get(struct xlb_nexthop_state *nh)
 static int neigh_write(const struct xlb_nexthop_state *nh, __u16 type,
 		       bool managed)
 {
-	struct nl_req req = {
-		.n = {
-			.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg)),
-			.nlmsg_type = type,
-			.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK,
-		},
-		.nd = {
-			.ndm_family = sys_family(nh->family),
-			.ndm_ifindex = nh->ifindex,
-		},
-	};
+	struct xlb_rtnl_req req;
 	__u32 ext = NTF_EXT_MANAGED;
+	struct ndmsg *nd;
 
-	nl_attr(&req.n, NDA_DST, nh->addr, addr_len(nh->family));
+	xlb_rtnl_req_init(&req, type, NLM_F_ACK, sizeof(*nd));
+	nd = xlb_rtnl_hdr(&req);
+	nd->ndm_family = sys_family(nh->family);
+	nd->ndm_ifindex = nh->ifindex;
+	xlb_rtnl_attr(&req.n, NDA_DST, nh->addr, addr_len(nh->family));
 	if (type == RTM_NEWNEIGH) {
 		req.n.nlmsg_flags |= NLM_F_CREATE | NLM_F_REPLACE;
 		/* An entry learned by traffic keeps its address meanwhile. */
 		if (nh->nud & NUD_WITH_LLADDR && nh->lladdr_len) {
-			req.nd.ndm_state = NUD_STALE;
-			nl_attr(&req.n, NDA_LLADDR, nh->lladdr, nh->lladdr_len);
+			nd->ndm_state = NUD_STALE;
+			xlb_rtnl_attr(&req.n, NDA_LLADDR, nh->lladdr, nh->lladdr_len);
 		}
 		if (managed)
-			nl_attr(&req.n, NDA_FLAGS_EXT, &ext, sizeof(ext));
+			xlb_rtnl_attr(&req.n, NDA_FLAGS_EXT, &ext, sizeof(ext));
 		else
-			req.nd.ndm_flags = NTF_USE;
+			nd->ndm_flags = NTF_USE;
 	}
-	return nl_talk(&req.n, NULL);
+	return xlb_rtnl_talk(&nl, &req.n, NULL);
 }
 
 bool xlb_nexthop_resolved(const struct xlb_nexthop_state *nh)
@@ -365,11 +274,43 @@ static void want_add(const struct xlb_nexthop_state *nh, __u32 id)
 	nexthop_of[id] = i + 1;
 }
 
+int xlb_nexthop_manage(struct xlb_nexthop_state *nh)
+{
+	static bool said;
+	int err;
+
+	err = neigh_write(nh, RTM_NEWNEIGH, true);
+	if (!err)
+		err = neigh_get(nh);
+	/* Before 5.16 the flag is refused, or dropped unread. */
+	if (err == -EINVAL || err == -EOPNOTSUPP ||
+	    (!err && !(nh->ext_flags & NTF_EXT_MANAGED))) {
+		if (!said)
+			p_info("xlb: this kernel keeps no managed neighbour entries (Linux 5.16 and later): next hops are resolved now, and again by the next xlb command that needs them after their entries aged out");
+		said = true;
+		err = neigh_write(nh, RTM_NEWNEIGH, false);
+		if (!err)
+			err = neigh_get(nh);
+	}
+	return err;
+}
+
+int xlb_nexthop_forget(const struct xlb_nexthop_state *entry)
+{
+	struct xlb_nexthop_state nh = *entry;
+	int err;
+
+	err = neigh_get(&nh);
+	/* One the operator pinned since is his. */
+	if (!err && nh.nud && !(nh.nud & (NUD_PERMANENT | NUD_NOARP)))
+		err = neigh_write(&nh, RTM_DELNEIGH, false);
+	return err == -ENOENT || err == -ENODEV ? 0 : err;
+}
+
 /* Give w's next hop an entry the kernel keeps resolved, unless it has
  * one, or one the operator made his own. */
 static int want_keep(int rec_fd, struct want *w)
 {
-	static bool said;
 	struct neigh_rec r = rec_of(&w->nh);
 	struct xlb_nexthop_state *nh = &w->nh;
 	__u32 one = 1, v;
@@ -389,21 +330,8 @@ static int want_keep(int rec_fd, struct want *w)
 		if (err)
 			return err;
 	}
-	err = neigh_write(nh, RTM_NEWNEIGH, true);
-	if (!err)
-		err = neigh_get(nh);
-	/* Before 5.16 the flag is refused, or dropped unread. */
-	if (err == -EINVAL || err == -EOPNOTSUPP ||
-	    (!err && !(nh->ext_flags & NTF_EXT_MANAGED))) {
-		if (!said)
-			p_info("xlb: this kernel keeps no managed neighbour entries (Linux 5.16 and later): next hops are resolved now, and again by each xlb change of backends after their entries aged out");
-		said = true;
-		err = neigh_write(nh, RTM_NEWNEIGH, false);
-		if (!err)
-			err = neigh_get(nh);
-	}
 	w->asked = true;
-	return err;
+	return xlb_nexthop_manage(nh);
 }
 
 /* Remove the entries xlb made that no wanted next hop has. */
@@ -433,12 +361,7 @@ static int drop_unwanted(int rec_fd)
 		memcpy(nh.addr, stale[i].addr, sizeof(nh.addr));
 		nh.family = stale[i].family;
 		nh.ifindex = stale[i].ifindex;
-		err = neigh_get(&nh);
-		/* One the operator pinned since is his. */
-		if (!err && nh.nud && !(nh.nud & (NUD_PERMANENT | NUD_NOARP)))
-			err = neigh_write(&nh, RTM_DELNEIGH, false);
-		if (err == -ENOENT || err == -ENODEV)
-			err = 0;
+		err = xlb_nexthop_forget(&nh);
 		if (!err)
 			err = xlb_map_delete(rec_fd, &stale[i]);
 		if (err && err != -ENOENT)

@@ -59,6 +59,18 @@ bool xlb_nexthop_resolved(const struct xlb_nexthop_state *nh);
 const char *xlb_nexthop_nud_str(__u16 nud);
 
 /*
+ * Give nh's next hop (as xlb_nexthop_get() found it) a managed entry,
+ * replacing an entry learned by traffic (its address kept meanwhile), and
+ * read it back into nh; on a kernel without managed entries, an ordinary
+ * one resolved at once (a note, once). 0 or -errno (nothing printed).
+ */
+int xlb_nexthop_manage(struct xlb_nexthop_state *nh);
+
+/* Remove the entry of nh's next hop unless the operator has made it
+ * permanent meanwhile; none is no error. 0 or -errno. */
+int xlb_nexthop_forget(const struct xlb_nexthop_state *nh);
+
+/*
  * Make the next hops of st's live backends managed entries and remove
  * those xlb made that no backend needs any more, on an instance opened
  * for writing. Entries it had to create are waited for, up to

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Requests over rtnetlink (see rtnl.h). */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include "rtnl.h"
+
+static int rtnl_socket(struct xlb_rtnl *nl)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	int fd, one = 1, err;
+
+	if (nl->fd >= 0)
+		return nl->fd;
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	/* Single-entry gets checked strictly where the kernel can (4.20+);
+	 * older kernels ignore the option. */
+	setsockopt(fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	nl->fd = fd;
+	return fd;
+}
+
+void xlb_rtnl_req_init(struct xlb_rtnl_req *req, __u16 type, __u16 flags,
+		       size_t hdr_len)
+{
+	memset(req, 0, sizeof(*req));
+	req->n.nlmsg_len = NLMSG_LENGTH(hdr_len);
+	req->n.nlmsg_type = type;
+	req->n.nlmsg_flags = NLM_F_REQUEST | flags;
+}
+
+void xlb_rtnl_attr(struct nlmsghdr *n, __u16 type, const void *data,
+		   size_t len)
+{
+	struct rtattr *rta = (void *)((char *)n + NLMSG_ALIGN(n->nlmsg_len));
+
+	rta->rta_type = type;
+	rta->rta_len = RTA_LENGTH(len);
+	if (len)
+		memcpy(RTA_DATA(rta), data, len);
+	n->nlmsg_len = NLMSG_ALIGN(n->nlmsg_len) + RTA_ALIGN(rta->rta_len);
+}
+
+struct rtattr *xlb_rtnl_nest(struct nlmsghdr *n, __u16 type)
+{
+	struct rtattr *nest = (void *)((char *)n + NLMSG_ALIGN(n->nlmsg_len));
+
+	xlb_rtnl_attr(n, type, NULL, 0);
+	return nest;
+}
+
+void xlb_rtnl_nest_end(struct nlmsghdr *n, struct rtattr *nest)
+{
+	nest->rta_len = (char *)n + n->nlmsg_len - (char *)nest;
+}
+
+/* The next datagram of the socket into nl->buf: its length or -errno. */
+static ssize_t rtnl_recv(struct xlb_rtnl *nl)
+{
+	ssize_t len;
+
+	do {
+		len = recv(nl->fd, nl->buf, sizeof(nl->buf), 0);
+	} while (len < 0 && errno == EINTR);
+	return len < 0 ? -errno : len;
+}
+
+static int rtnl_send(struct xlb_rtnl *nl, struct nlmsghdr *req)
+{
+	int fd = rtnl_socket(nl);
+
+	if (fd < 0)
+		return fd;
+	req->nlmsg_seq = ++nl->seq;
+	return send(fd, req, req->nlmsg_len, 0) < 0 ? -errno : 0;
+}
+
+/* The answers to the request numbered seq: a dump's messages to fn until
+ * its end, or a get's one reply, or a change's acknowledgement. */
+static int rtnl_answer(struct xlb_rtnl *nl, __u32 seq, struct nlmsghdr **reply,
+		       int (*fn)(const struct nlmsghdr *msg, void *ctx),
+		       void *ctx)
+{
+	struct nlmsghdr *h;
+	ssize_t len;
+	int err;
+
+	for (;;) {
+		len = rtnl_recv(nl);
+		if (len < 0)
+			return len;
+		for (h = (void *)nl->buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+			if (h->nlmsg_seq != seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_ERROR)
+				return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+			if (!fn) {
+				if (reply)
+					*reply = h;
+				return 0;
+			}
+			if (h->nlmsg_type == NLMSG_DONE)
+				return 0;
+			/* The rest of a dump stopped here is skipped by the
+			 * next request (another sequence number). */
+			err = fn(h, ctx);
+			if (err)
+				return err;
+		}
+	}
+}
+
+int xlb_rtnl_talk(struct xlb_rtnl *nl, struct nlmsghdr *req,
+		  struct nlmsghdr **reply)
+{
+	return rtnl_send(nl, req) ?: rtnl_answer(nl, req->nlmsg_seq, reply, NULL, NULL);
+}
+
+int xlb_rtnl_dump(struct xlb_rtnl *nl, struct nlmsghdr *req,
+		  int (*fn)(const struct nlmsghdr *msg, void *ctx), void *ctx)
+{
+	req->nlmsg_flags |= NLM_F_DUMP;
+	return rtnl_send(nl, req) ?: rtnl_answer(nl, req->nlmsg_seq, NULL, fn, ctx);
+}
+
+void xlb_rtnl_close(struct xlb_rtnl *nl)
+{
+	if (nl->fd >= 0)
+		close(nl->fd);
+	nl->fd = -1;
+}
