@@ -96,6 +96,58 @@ const char *xlb_addr_str(const __be32 addr[4], __u8 family, char *buf,
 	return buf;
 }
 
+int xlb_prefix_parse(const char *s, __be32 addr[4], __u8 *family,
+		     __u8 *len, const char **why)
+{
+	const char *slash = strrchr(s, '/');
+	char buf[INET6_ADDRSTRLEN + 3];
+	const __u8 *b = (const __u8 *)addr;
+	__u32 bits, max, i;
+	int err;
+
+	if (!slash) {
+		err = xlb_addr_parse(s, addr, family, why);
+		*len = *family == XLB_AF_INET ? 32 : 128;
+		return err;
+	}
+	if ((size_t)(slash - s) >= sizeof(buf)) {
+		*why = "not an IPv4 or IPv6 address";
+		return -EINVAL;
+	}
+	memcpy(buf, s, slash - s);
+	buf[slash - s] = '\0';
+	err = xlb_addr_parse(buf, addr, family, why);
+	if (err)
+		return err;
+	max = *family == XLB_AF_INET ? 32 : 128;
+	if (xlb_u32_parse(slash + 1, 0, max, &bits, why)) {
+		*why = *family == XLB_AF_INET ? "prefix length must be 0..32" :
+						"prefix length must be 0..128";
+		return -EINVAL;
+	}
+	for (i = bits; i < max; i++) {
+		if (b[i / 8] & (0x80 >> (i % 8))) {
+			*why = "host bits set (write the network address)";
+			return -EINVAL;
+		}
+	}
+	*len = bits;
+	return 0;
+}
+
+const char *xlb_prefix_str(const __be32 addr[4], __u8 family, __u8 len,
+			   char *buf, size_t size)
+{
+	char a[XLB_ADDR_STRLEN];
+
+	xlb_addr_str(addr, family, a, sizeof(a));
+	if (len == (family == XLB_AF_INET ? 32 : 128))
+		snprintf(buf, size, "%s", a);
+	else
+		snprintf(buf, size, "%s/%u", a, len);
+	return buf;
+}
+
 int xlb_vip_parse(const char *s, struct xlb_vip_key *key, const char **why)
 {
 	char addr[INET6_ADDRSTRLEN + 3], num[8];

@@ -24,6 +24,15 @@ int xlb_addr_parse(const char *s, __be32 addr[4], __u8 *family,
 const char *xlb_addr_str(const __be32 addr[4], __u8 family, char *buf,
 			 size_t len);
 
+/* PREFIX: ADDR/LEN, the network address of a unicast ADDR with no bit
+ * set past LEN; a bare ADDR is its host prefix (/32, /128), and printed
+ * so. */
+#define XLB_PREFIX_STRLEN	(XLB_ADDR_STRLEN + 4)
+int xlb_prefix_parse(const char *s, __be32 addr[4], __u8 *family,
+		     __u8 *len, const char **why);
+const char *xlb_prefix_str(const __be32 addr[4], __u8 family, __u8 len,
+			   char *buf, size_t size);
+
 /* VIP: ADDR:PORT/PROTO, IPv6 in brackets, PROTO tcp or udp; port 0 is
  * the VIP of the fragments to ADDR/PROTO. */
 int xlb_vip_parse(const char *s, struct xlb_vip_key *key, const char **why);
