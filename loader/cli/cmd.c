@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Helpers shared by the xlb commands: arguments, output. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <bpf/libbpf.h>
 #include <json-c/json.h>
 
 #include "addr.h"
@@ -92,4 +94,70 @@ void xlb_json_print(struct json_object *o)
 	printf("%s\n", json_object_to_json_string_ext(o,
 		JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
+}
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	(void)level;
+	return xlb_opts.instance.verbose ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+void xlb_quiet_libbpf(void)
+{
+	libbpf_set_print(print_libbpf);
+}
+
+void xlb_counters_text(const char *heading, const char *const *names,
+		       const struct xlb_counter *c, size_t n)
+{
+	size_t i;
+
+	printf("%-24s %20s %20s\n", heading, "packets", "bytes");
+	for (i = 0; i < n; i++)
+		printf("%-24s %20llu %20llu\n", names[i],
+		       (unsigned long long)c[i].packets,
+		       (unsigned long long)c[i].bytes);
+}
+
+struct json_object *xlb_counter_json(const struct xlb_counter *c,
+				     const char *key, const char *name)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (key)
+		json_object_object_add(o, key, json_object_new_string(name));
+	json_object_object_add(o, "packets", json_object_new_int64(c->packets));
+	json_object_object_add(o, "bytes", json_object_new_int64(c->bytes));
+	return o;
+}
+
+struct json_object *xlb_counters_json(const char *const *names,
+				      const struct xlb_counter *c, size_t n)
+{
+	struct json_object *o = json_object_new_object();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_object_object_add(o, names[i], xlb_counter_json(&c[i], NULL, NULL));
+	return o;
+}
+
+void xlb_counters_prometheus(const char *prefix, const char *what,
+			     const char *const *names,
+			     const struct xlb_counter *c, size_t n)
+{
+	static const char *const unit[] = { "packets", "bytes" };
+	size_t i;
+	int u;
+
+	for (u = 0; u < 2; u++) {
+		printf("# HELP %s_%s_total %s %s\n# TYPE %s_%s_total counter\n",
+		       prefix, unit[u], u ? "Bytes" : "Packets", what, prefix,
+		       unit[u]);
+		for (i = 0; i < n; i++)
+			printf("%s_%s_total{reason=\"%s\"} %llu\n", prefix,
+			       unit[u], names[i], (unsigned long long)(u ?
+			       c[i].bytes : c[i].packets));
+	}
 }

@@ -4,8 +4,11 @@
 #define XLB_CMD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 #include "xlb.h"
+
+struct json_object;
 
 /* A verb of an object: `xlb OBJECT NAME ARGS...` runs fn(ARGS). */
 struct xlb_verb {
@@ -34,6 +37,10 @@ int xlb_cmd_args(const struct xlb_opt *opts, int *argc, char **argv,
  * extra or missing one with the usage line, and -EINVAL. */
 int xlb_expect_args(int argc, char **argv, int n, const char *usage);
 
+/* libbpf reports every step of a load on stderr; xlb says what matters
+ * itself, and passes libbpf's messages on with -v. */
+void xlb_quiet_libbpf(void);
+
 /* Parse a VIP / an address given on the command line; on
  * error p_err() names the argument and the problem. 0 or -EINVAL. */
 int xlb_vip_arg(const char *arg, struct xlb_vip_key *key);
@@ -41,8 +48,24 @@ int xlb_addr_arg(const char *arg, __be32 addr[4], __u8 *family);
 
 /* Print a JSON value on one line (slashes unescaped: VIPs are
  * "192.0.2.10:80/tcp") and release it. */
-struct json_object;
 void xlb_json_print(struct json_object *o);
+
+/*
+ * Counters by name (a reason list's names), as `xlb stats` and `xlb host
+ * stats` print them: a table under heading; { NAME: { packets, bytes } };
+ * the Prometheus families PREFIX_packets_total and PREFIX_bytes_total,
+ * labelled reason, whose help says what they count.
+ */
+void xlb_counters_text(const char *heading, const char *const *names,
+		       const struct xlb_counter *c, size_t n);
+struct json_object *xlb_counters_json(const char *const *names,
+				      const struct xlb_counter *c, size_t n);
+void xlb_counters_prometheus(const char *prefix, const char *what,
+			     const char *const *names,
+			     const struct xlb_counter *c, size_t n);
+/* { [key: name,] packets, bytes } */
+struct json_object *xlb_counter_json(const struct xlb_counter *c,
+				     const char *key, const char *name);
 
 /* Is key one that `xlb show -j` prints about a VIP (backend: about a
  * backend) as observed, not configured? `xlb apply` skips those. */

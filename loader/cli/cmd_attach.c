@@ -26,15 +26,8 @@
 #define ATTACH_USAGE "xlb attach DEV [--mode native|generic] [--conntrack-size N]"
 #define DETACH_USAGE "xlb detach DEV"
 
-/* libbpf and libxdp report every step of a load on stderr; xlb says what
- * matters itself, and passes their messages on with -v. */
-static int print_libbpf(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	(void)level;
-	return xlb_opts.instance.verbose ? vfprintf(stderr, fmt, ap) : 0;
-}
-
+/* libxdp, like libbpf (xlb_quiet_libbpf()), reports every step on
+ * stderr: its messages too only with -v. */
 static int print_libxdp(enum libxdp_print_level level, const char *fmt,
 			va_list ap)
 {
@@ -44,7 +37,7 @@ static int print_libxdp(enum libxdp_print_level level, const char *fmt,
 
 static void quiet_libs(void)
 {
-	libbpf_set_print(print_libbpf);
+	xlb_quiet_libbpf();
 	libxdp_set_print(print_libxdp);
 }
 

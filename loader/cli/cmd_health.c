@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,6 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
 #include <json-c/json.h>
 
 #include "addr.h"
@@ -54,15 +52,6 @@ static int health_help(void)
 /* ---- run ---- */
 
 static volatile sig_atomic_t stop;
-
-/* The probe path reports its own errors once; libbpf's messages only
- * with -v, as for xlb attach. */
-static int print_libbpf(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	(void)level;
-	return xlb_opts.instance.verbose ? vfprintf(stderr, fmt, ap) : 0;
-}
 
 static void on_signal(int sig)
 {
@@ -185,7 +174,8 @@ static int health_run(int argc, char **argv)
 	err = claim_namespace(&fd);
 	if (err)
 		return err;
-	libbpf_set_print(print_libbpf);
+	/* The probe path reports its own errors once. */
+	xlb_quiet_libbpf();
 	err = xlb_hc_path_install(xlb_opts.instance.pin_dir, obj, &path);
 	if (err)
 		goto out;

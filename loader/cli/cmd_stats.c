@@ -176,18 +176,6 @@ out:
 }
 
 /* A table of counters by name under a heading. */
-static void print_text_reasons(const char *heading, const char *const *names,
-			       const struct xlb_counter *c, size_t n)
-{
-	size_t i;
-
-	printf("%-24s %20s %20s\n", heading, "packets", "bytes");
-	for (i = 0; i < n; i++)
-		printf("%-24s %20llu %20llu\n", names[i],
-		       (unsigned long long)c[i].packets,
-		       (unsigned long long)c[i].bytes);
-}
-
 static void print_text(const struct snapshot *snap)
 {
 	const struct row *r;
@@ -207,34 +195,10 @@ static void print_text(const struct snapshot *snap)
 			       r->health, r->downs, r->ups, r->fail_open);
 		putchar('\n');
 	}
-	print_text_reasons("reason", reason_names, snap->reason, XLB_STAT__MAX);
+	xlb_counters_text("reason", reason_names, snap->reason, XLB_STAT__MAX);
 	if (snap->have_hc)
-		print_text_reasons("probe-path", hc_reason_names, snap->hc,
+		xlb_counters_text("probe-path", hc_reason_names, snap->hc,
 				   XLB_HC_STAT__MAX);
-}
-
-static struct json_object *counter_json(const struct xlb_counter *c,
-					const char *key, const char *name)
-{
-	struct json_object *o = json_object_new_object();
-
-	if (key)
-		json_object_object_add(o, key, json_object_new_string(name));
-	json_object_object_add(o, "packets", json_object_new_int64(c->packets));
-	json_object_object_add(o, "bytes", json_object_new_int64(c->bytes));
-	return o;
-}
-
-/* Counters by name: { NAME: { packets, bytes }, ... }. */
-static struct json_object *reasons_json(const char *const *names,
-					const struct xlb_counter *c, size_t n)
-{
-	struct json_object *o = json_object_new_object();
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		json_object_object_add(o, names[i], counter_json(&c[i], NULL, NULL));
-	return o;
 }
 
 static void print_json(const struct snapshot *snap)
@@ -248,7 +212,7 @@ static void print_json(const struct snapshot *snap)
 	for (i = 0; i < snap->n_rows; i++) {
 		r = &snap->rows[i];
 		if (r->backend[0]) {
-			bo = counter_json(&r->c, "addr", r->backend);
+			bo = xlb_counter_json(&r->c, "addr", r->backend);
 			json_object_object_add(bo, "health_state",
 					       json_object_new_string(r->health));
 			json_object_object_add(bo, "downs",
@@ -260,17 +224,17 @@ static void print_json(const struct snapshot *snap)
 			json_object_array_add(backends, bo);
 			continue;
 		}
-		vo = counter_json(&r->c, "vip", r->vip);
+		vo = xlb_counter_json(&r->c, "vip", r->vip);
 		backends = json_object_new_array();
 		json_object_object_add(vo, "backends", backends);
 		json_object_array_add(vips, vo);
 	}
 	json_object_object_add(o, "vips", vips);
 	json_object_object_add(o, "counters",
-			       reasons_json(reason_names, snap->reason, XLB_STAT__MAX));
+			       xlb_counters_json(reason_names, snap->reason, XLB_STAT__MAX));
 	if (snap->have_hc)
 		json_object_object_add(o, "probe_path",
-				       reasons_json(hc_reason_names, snap->hc,
+				       xlb_counters_json(hc_reason_names, snap->hc,
 						    XLB_HC_STAT__MAX));
 	xlb_json_print(o);
 }
@@ -312,25 +276,6 @@ static void print_prometheus_health(const struct snapshot *snap)
 
 static const char *const unit[] = { "packets", "bytes" };
 
-/* Two families, PREFIX_packets_total and PREFIX_bytes_total, by reason. */
-static void print_prometheus_reasons(const char *prefix, const char *what,
-				     const char *const *names,
-				     const struct xlb_counter *c, size_t n)
-{
-	size_t i;
-	int u;
-
-	for (u = 0; u < 2; u++) {
-		printf("# HELP %s_%s_total %s %s\n# TYPE %s_%s_total counter\n",
-		       prefix, unit[u], u ? "Bytes" : "Packets", what, prefix,
-		       unit[u]);
-		for (i = 0; i < n; i++)
-			printf("%s_%s_total{reason=\"%s\"} %llu\n", prefix,
-			       unit[u], names[i], (unsigned long long)(u ?
-			       c[i].bytes : c[i].packets));
-	}
-}
-
 /* The Prometheus text exposition format: one family per metric. */
 static void print_prometheus(const struct snapshot *snap)
 {
@@ -339,10 +284,10 @@ static void print_prometheus(const struct snapshot *snap)
 	size_t i;
 	int u;
 
-	print_prometheus_reasons("xlb", "by outcome: forward, the pass_ and drop_ reasons, connection-table events",
+	xlb_counters_prometheus("xlb", "by outcome: forward, the pass_ and drop_ reasons, connection-table events",
 				 reason_names, snap->reason, XLB_STAT__MAX);
 	if (snap->have_hc)
-		print_prometheus_reasons("xlb_hc", "of health probes seen by the probe path's program: encap, or the drop_ reasons",
+		xlb_counters_prometheus("xlb_hc", "of health probes seen by the probe path's program: encap, or the drop_ reasons",
 					 hc_reason_names, snap->hc,
 					 XLB_HC_STAT__MAX);
 	for (u = 0; u < 4; u++) {
