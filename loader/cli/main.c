@@ -30,6 +30,7 @@ static const struct cmd {
 	{ "stats",   do_stats,   "counters per VIP, backend and drop reason" },
 	{ "apply",   do_apply,   "converge to the state described in a file" },
 	{ "health",  do_health,  "check backends through the traffic's path: run, show" },
+	{ "host",    do_host,    "set a backend host up: decapsulation, VIPs, second chance" },
 	{ "table",   do_table,   "build a table offline and print its balance" },
 	{ "replay",  do_replay,  "replay pcaps: balance and disruption per algorithm" },
 	{ "version", do_version, "xlb's version, and the libbpf and libxdp in use" },
@@ -101,11 +102,12 @@ static int find_instance_dir(const char **dir)
 	return 0;
 }
 
-/* The commands that work without an instance, and so need no pin dir. */
+/* The commands that work without an instance, and so need no pin dir
+ * (a backend host's setup keeps its own, per network namespace). */
 static bool offline(const char *cmd)
 {
 	return !strcmp(cmd, "table") || !strcmp(cmd, "replay") ||
-	       !strcmp(cmd, "version");
+	       !strcmp(cmd, "host") || !strcmp(cmd, "version");
 }
 
 /*
