@@ -211,25 +211,23 @@ ecmp_fleet_json() {
 
 # ecmp_second_chance: what the backends' second chance (decap.bpf.o
 # passing a packet it does not own to the slot's previous backend, GUE)
-# needs of the topology, as a real server segment would have it: the
-# backends forward (the program's FIB lookup refuses an interface that
-# does not), hold managed neighbour entries for each other (the program
+# needs of the topology, as a real server segment would have it: each
+# backend set up again with the fleet (`xlb host setup --fleet`: forwarding
+# on lo, managed neighbour entries for the others, since the program
 # takes MAC addresses from the FIB and resolves none itself), and the
-# router's ports towards them run an XDP program, without which a frame a
-# backend sends by XDP_TX never reaches the bridge (veth). Needs
+# router's ports towards them running an XDP program, without which a
+# frame a backend sends by XDP_TX never reaches the bridge (veth). Needs
 # TOPO_DECAP=xdp: the kernel's tunnel devices have no second chance.
 ecmp_second_chance() {
-	local k l
+	local k l fleet=()
 	[[ $TOPO_DECAP == xdp ]] ||
 		topo_err "the second chance needs decap.bpf.o on the backends (TOPO_DECAP=xdp)" || return 1
+	for ((l = 1; l <= TOPO_BACKENDS; l++)); do
+		fleet+=(--fleet "${TOPO_BE4[l]}/32" --fleet "${TOPO_BE6[l]}/128")
+	done
 	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
-		topo_sysctl "${TOPO_NS_BE[k]}" net.ipv4.conf.all.forwarding=1 \
-			net.ipv6.conf.all.forwarding=1 || return 1
-		for ((l = 1; l <= TOPO_BACKENDS; l++)); do
-			((l == k)) && continue
-			echo "neigh replace ${TOPO_BE4[l]} dev eth0 managed"
-			echo "neigh replace ${TOPO_BE6[l]} dev eth0 managed"
-		done | topo_batch "${TOPO_NS_BE[k]}" || return 1
+		topo_host_setup "$k" "${fleet[@]}" ||
+			topo_err "xlb host setup --fleet failed on b$k" || return 1
 	done
 	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
 		echo "link set dev b$k xdpdrv obj $TOPO_BUILD/pass.bpf.o sec xdp"
@@ -237,22 +235,13 @@ ecmp_second_chance() {
 }
 
 # ecmp_decap_stat K NAME: the packets that counter NAME (include/decap.h) of
-# decap.bpf.o on backend K's eth0 has counted. Its maps are not pinned:
-# they are found through the program attached there.
+# decap.bpf.o on backend K's eth0 has counted, as `xlb host stats` gives
+# them.
 ecmp_decap_stat() {
-	local k=$1 name=$2 prog map idx
-	idx=$(sed -n '/define XLB_DECAP_STAT_LIST/,/^$/s/.*X([A-Z_0-9]*,[[:space:]]*"\([a-z_]*\)").*/\1/p' \
-		"$TOPO_TOP/include/decap.h" | awk -v n="$name" '$1 == n { print NR - 1 }')
-	[[ -n $idx ]] || topo_err "no decap counter $name in include/decap.h" || return 1
-	prog=$(topo_in "${TOPO_NS_BE[k]}" ip -j link show dev eth0 | jq '.[0].xdp.prog.id // empty')
-	[[ -n $prog ]] || topo_err "no XDP program on b$k's eth0" || return 1
-	for map in $(bpftool -j prog show id "$prog" | jq -r '.map_ids[]'); do
-		[[ $(bpftool -j map show id "$map" | jq -r .name) == xlb_decap_stats ]] || continue
-		bpftool -j map dump id "$map" | jq --argjson i "$idx" \
-			'[.[] | .formatted // . | select(.key == $i) | .values[].value.packets] | add // 0'
-		return
-	done
-	topo_err "b$k's program has no xlb_decap_stats map"
+	local k=$1 name=$2
+	topo_in "${TOPO_NS_BE[k]}" "$TOPO_BUILD/xlb" -j host stats |
+		jq -e --arg n "$name" '.[$n].packets' ||
+		topo_err "b$k: no decap counter $name"
 }
 
 # ecmp_apply_all FILE: the same file applied on every balancer, in turn.

@@ -198,22 +198,21 @@ topo_balancer_batch() {
 # on lo, an ipip and an ip6tnl device in external (collect_md) mode that
 # take tunnelled packets from any balancer (reverse-path filtering and ARP
 # are set by topo_sysctls). A kernel built without those drivers gets
-# build/decap.bpf.o on eth0 instead (TOPO_DECAP=xdp), which hands the
-# stack the inner packet as if it had arrived bare.
+# decap.bpf.o on eth0 instead (TOPO_DECAP=xdp), set up by topo_host_setup
+# after this batch, which hands the stack the inner packet as if it had
+# arrived bare.
 topo_backend_batch() {
 	local j mss4= mss6=
 	topo_host_batch "${TOPO_BE4[$1]}/24" "${TOPO_BE6[$1]}/64"
-	for ((j = 1; j <= (TOPO_SHARED_VIP ? 1 : TOPO_BALANCERS); j++)); do
-		echo "addr add ${TOPO_VIP4[j]}/32 dev lo"
-		echo "addr add ${TOPO_VIP6[j]}/128 dev lo nodad"
-	done
 	if [[ $TOPO_DECAP == kernel ]]; then
+		for ((j = 1; j <= (TOPO_SHARED_VIP ? 1 : TOPO_BALANCERS); j++)); do
+			echo "addr add ${TOPO_VIP4[j]}/32 dev lo"
+			echo "addr add ${TOPO_VIP6[j]}/128 dev lo nodad"
+		done
 		echo "link add xlbip4 type ipip external"
 		echo "link add xlbip6 type ip6tnl external"
 		echo "link set xlbip4 up"
 		echo "link set xlbip6 up"
-	else
-		echo "link set dev eth0 xdpdrv obj $TOPO_BUILD/decap.bpf.o sec xdp"
 	fi
 	if [[ $TOPO_ADVMSS == 1 ]]; then
 		# MSS = MTU - outer header - inner IP header - TCP header.
@@ -222,6 +221,22 @@ topo_backend_batch() {
 	fi
 	echo "route add default via 198.51.100.1$mss4"
 	echo "route add default via 2001:db8:b::1$mss6"
+}
+
+# topo_host_setup K [ARGS...]: `xlb host setup` on backend K's eth0, as
+# docs/backend.md sets a backend up (TOPO_DECAP=xdp): the VIPs, the
+# balancers' addresses as the only senders, and ARGS (ecmp_second_chance
+# adds the fleet). Run again, it changes only what differs.
+topo_host_setup() {
+	local k=$1 j args=()
+	shift
+	for ((j = 1; j <= (TOPO_SHARED_VIP ? 1 : TOPO_BALANCERS); j++)); do
+		args+=(--vip "${TOPO_VIP4[j]}" --vip "${TOPO_VIP6[j]}")
+	done
+	for ((j = 1; j <= TOPO_BALANCERS; j++)); do
+		args+=(--balancers "${TOPO_LB4[j]}/32" --balancers "${TOPO_LB6[j]}/128")
+	done
+	topo_in "${TOPO_NS_BE[k]}" "$TOPO_BUILD/xlb" host setup eth0 "${args[@]}" "$@" >/dev/null
 }
 
 # Settings made before any interface exists in the namespaces, since new
@@ -374,6 +389,9 @@ topo_up() {
 	done
 	for ((i = 1; i <= TOPO_BACKENDS; i++)); do
 		topo_backend_batch $i | topo_batch "${TOPO_NS_BE[i]}" || return 1
+		if [[ $TOPO_DECAP == xdp ]]; then
+			topo_host_setup $i || topo_err "xlb host setup failed on b$i" || return 1
+		fi
 	done
 	topo_start_servers
 }
@@ -435,6 +453,10 @@ topo_down() {
 	[[ -n ${TOPO_TAG:-} && ${TOPO_OWNED:-0} == 1 ]] || return 0
 	for ns in $(ip netns list | awk '{print $1}' | grep "^$TOPO_PREFIX$TOPO_TAG-"); do
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		# What `xlb host setup` pinned and recorded lives outside the
+		# namespace: gone with it only when torn down.
+		[[ $ns == *-b[0-9]* && -x $TOPO_BUILD/xlb ]] &&
+			topo_in "$ns" "$TOPO_BUILD/xlb" host teardown eth0 >/dev/null 2>&1
 	done
 	for ns in $(ip netns list | awk '{print $1}' | grep "^$TOPO_PREFIX$TOPO_TAG-"); do
 		ip netns del "$ns"

@@ -29,27 +29,24 @@ vip4=${TOPO_VIP4[1]} vip6=${TOPO_VIP6[1]}
 tcp4="$vip4:$TOPO_PORT/tcp" tcp6="[$vip6]:$TOPO_PORT/tcp"
 tl_on_exit traffic_hold_stop
 
-# The backends' part of the second chance (docs/second-chance.md):
-# forwarding on eth0, where decap.bpf.o's FIB lookups are made, and a
-# managed neighbour entry for every other backend. A backend passes a
-# packet on by XDP_TX, which a veth delivers only to a peer that runs an
+# The backends' part of the second chance (docs/second-chance.md): each
+# backend set up again with the others as its fleet (`xlb host setup
+# --fleet`: forwarding on lo, where decap.bpf.o's FIB lookups are made,
+# and a managed neighbour entry for every other backend). A backend passes
+# a packet on by XDP_TX, which a veth delivers only to a peer that runs an
 # XDP program: the bridge ports get the pass program.
 second_chance_setup() {
-	local k o
+	local k o fleet=()
+	for o in 1 2 3 4; do
+		fleet+=(--fleet "${TOPO_BE4[o]}/32" --fleet "${TOPO_BE6[o]}/128")
+	done
 	for k in 1 2 3 4; do
 		topo_in "$TOPO_NS_RT" ip link set dev "b$k" xdpdrv \
-			obj "$TOPO_BUILD/pass.bpf.o" sec xdp || return 1
-		topo_in "${TOPO_NS_BE[k]}" sysctl -qw net.ipv4.conf.eth0.forwarding=1 \
-			net.ipv6.conf.eth0.forwarding=1 || return 1
-		for o in 1 2 3 4; do
-			((o == k)) && continue
-			topo_in "${TOPO_NS_BE[k]}" ip neigh replace "${TOPO_BE4[o]}" dev eth0 managed &&
-			topo_in "${TOPO_NS_BE[k]}" ip neigh replace "${TOPO_BE6[o]}" dev eth0 managed ||
-				return 1
-		done
+			obj "$TOPO_BUILD/pass.bpf.o" sec xdp &&
+		topo_host_setup "$k" "${fleet[@]}" || return 1
 	done
 }
-second_chance_setup || { tl_fail second_chance_setup "forwarding or neighbours on the backends"; exit 1; }
+second_chance_setup || { tl_fail second_chance_setup "xlb host setup --fleet on the backends"; exit 1; }
 
 settle() { sleep "$(awk -v ms="$STALL_MS" 'BEGIN { print ms / 1000 + 0.3 }')"; }
 
@@ -75,18 +72,13 @@ hold_ok() {
 }
 
 # Packets the backends' decap.bpf.o passed on to a previous backend
-# (counter 5, forward, of include/decap.h), summed over this topology's
-# backends: each program's map, found through the program on eth0.
+# (its forward counter, include/decap.h), summed over this topology's
+# backends, as `xlb host stats` gives them.
 forwarded() {
-	local k prog map sum=0 n
+	local k sum=0 n
 	for ((k = 1; k <= TOPO_BACKENDS; k++)); do
-		prog=$(topo_in "${TOPO_NS_BE[k]}" ip -j link show dev eth0 | jq '.[0].xdp.prog.id // empty')
-		for map in $(bpftool -j prog show id "$prog" 2>/dev/null | jq -r '.map_ids[]'); do
-			[[ $(bpftool -j map show id "$map" | jq -r .name) == xlb_decap_stats ]] || continue
-			n=$(bpftool -j map dump id "$map" | jq '[.[] | .formatted // . |
-				select(.key == 5) | .values[].value.packets] | add // 0')
-			sum=$((sum + n))
-		done
+		n=$(topo_in "${TOPO_NS_BE[k]}" "$TOPO_BUILD/xlb" -j host stats | jq '.forward.packets // 0')
+		sum=$((sum + n))
 	done
 	echo "$sum"
 }

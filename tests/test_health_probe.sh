@@ -212,11 +212,9 @@ pass_gue() {
 		.formatted // . | select(.key == 1) | .values[].value.packets] | add // 0'
 }
 
-# decap_port K HEX: decap.bpf.o's GUE port on b<K>, as two bytes in
-# network order ("00 00": the default, docs/second-chance.md).
+# decap_port K PORT: decap.bpf.o's GUE port on b<K> (docs/backend.md).
 decap_port() {
-	bpftool map update id "$(decap_map "$1" xlb_decap_cfg)" key hex 00 00 00 00 \
-		value hex $2 00 00
+	topo_host_setup "$1" --gue-port "$2"
 }
 
 name=gue_vip_backends_are_probed_up_in_gue
@@ -251,14 +249,14 @@ if e2e_xlb "$name" 1 vip set "$tv4" --encap gue &&
 	# b1 expects GUE on port 6081: its probes, still sent to 6080 (the
 	# instance's setting), are not decapsulated.
 	name=backend_taking_gue_on_another_port_is_down
-	if ! decap_port 1 "17 c1"; then
+	if ! decap_port 1 6081; then
 		tl_fail "$name" "cannot set b1's GUE port"
 	elif down_down_up "$name" "tcp,$(id "$tv4" 1),$vip4,$port" \
 			"tcp,$(id "$tv6" 1),$vip6,$port" \
 			"tcp,$(id "$tv4" 2),$vip4,$port"; then
 		tl_pass "$name"
 	fi
-	decap_port 1 "00 00"
+	decap_port 1 6080
 fi
 topo_xlb 1 vip set "$tv4" --encap ipip >/dev/null
 topo_xlb 1 vip set "$tv6" --encap ipip >/dev/null
