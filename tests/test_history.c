@@ -246,9 +246,37 @@ static void slots_string_strict(void)
 	}
 }
 
+/* The entry named is the first that repeats an earlier one's owner and
+ * time: entry 2 here, although entry 3 repeats the first. */
+static void same_prev_and_time_twice_refused(void)
+{
+	struct xlb_history h;
+	struct json_object *j;
+	const char *why = "";
+	size_t at = 0;
+
+	j = json_tokener_parse("["
+		"{\"prev\": \"198.51.100.2\", \"since\": 1000, \"slots\": \"0\"},"
+		"{\"prev\": \"198.51.100.1\", \"since\": 1000, \"slots\": \"1\"},"
+		"{\"prev\": \"198.51.100.1\", \"since\": 1000, \"slots\": \"2\"},"
+		"{\"prev\": \"198.51.100.2\", \"since\": 1000, \"slots\": \"3\"}]");
+	if (!ASSERT_TRUE(j, "JSON") ||
+	    !ASSERT_OK(xlb_history_init(&h, M), "init")) {
+		json_object_put(j);
+		return;
+	}
+	if (ASSERT_EQ(xlb_history_from_json(j, &h, &why, &at), -EINVAL, "refused")) {
+		ASSERT_EQ(at, 2, "the entry at fault");
+		ASSERT_STR_EQ(why, "the same previous backend and time twice", "why");
+	}
+	xlb_history_free(&h);
+	json_object_put(j);
+}
+
 TEST_MAIN(TEST(a_change_remembers_the_last_owner),
 	  TEST(kept_while_young_gone_when_old),
 	  TEST(drained_stays_deleted_goes),
 	  TEST(twice_remembers_the_second_owner),
 	  TEST(json_round_trip_and_fingerprint),
-	  TEST(slots_string_strict))
+	  TEST(slots_string_strict),
+	  TEST(same_prev_and_time_twice_refused))

@@ -149,32 +149,66 @@ static int entry_cmp(const void *a, const void *b)
 	return memcmp(x->addr, y->addr, sizeof(x->addr));
 }
 
-void xlb_history_sort(struct xlb_history *h)
-{
-	struct xlb_hist_entry *sorted;
-	__u16 *to;
-	__u32 i, j;
+/* An entry and its index before the sort. */
+struct numbered {
+	struct xlb_hist_entry e;
+	__u32 was;
+};
 
-	if (h->n < 2)
-		return;
-	sorted = malloc(h->n * sizeof(*sorted));
+static int numbered_cmp(const void *a, const void *b)
+{
+	const struct numbered *x = a, *y = b;
+
+	return entry_cmp(&x->e, &y->e) ?: (x->was > y->was) - (x->was < y->was);
+}
+
+/*
+ * Sort h's entries, the slots renumbered, in O(n log n): a history read
+ * from a file may have tens of thousands of entries. *twice: the index of
+ * the first entry equal to an earlier one, h->n when none. 0 or -ENOMEM
+ * (h unchanged).
+ */
+static int sort_entries(struct xlb_history *h, __u32 *twice)
+{
+	struct numbered *sorted;
+	__u16 *to;		/* entry number before -> after */
+	__u32 i;
+
+	*twice = h->n;
+	sorted = malloc((h->n ? h->n : 1) * sizeof(*sorted));
 	to = malloc((h->n + 1) * sizeof(*to));
-	if (!sorted || !to)
-		goto out;
-	memcpy(sorted, h->e, h->n * sizeof(*sorted));
-	qsort(sorted, h->n, sizeof(*sorted), entry_cmp);
+	if (!sorted || !to) {
+		free(sorted);
+		free(to);
+		return -ENOMEM;
+	}
+	for (i = 0; i < h->n; i++) {
+		sorted[i].e = h->e[i];
+		sorted[i].was = i;
+	}
+	qsort(sorted, h->n, sizeof(*sorted), numbered_cmp);
 	to[0] = 0;
-	for (i = 0; i < h->n; i++)
-		for (j = 0; j < h->n; j++)
-			if (!memcmp(&h->e[i], &sorted[j], sizeof(*sorted)))
-				to[i + 1] = j + 1;
+	for (i = 0; i < h->n; i++) {
+		/* Equal entries sort by index: the later one is the second. */
+		if (i && !entry_cmp(&sorted[i - 1].e, &sorted[i].e) &&
+		    sorted[i].was < *twice)
+			*twice = sorted[i].was;
+		h->e[i] = sorted[i].e;
+		to[sorted[i].was + 1] = i + 1;
+	}
 	for (i = 0; i < h->m; i++)
 		if (h->slot[i] <= h->n)
 			h->slot[i] = to[h->slot[i]];
-	memcpy(h->e, sorted, h->n * sizeof(*sorted));
-out:
 	free(sorted);
 	free(to);
+	return 0;
+}
+
+void xlb_history_sort(struct xlb_history *h)
+{
+	__u32 twice;
+
+	sort_entries(h, &twice);
 }
 
 bool xlb_history_equal(const struct xlb_history *a, const struct xlb_history *b)
@@ -315,7 +349,8 @@ int xlb_history_from_json(struct json_object *o, struct xlb_history *h,
 	struct json_object *e, *v;
 	struct xlb_hist_entry *ent;
 	const char *why_addr;
-	size_t i, j, n;
+	size_t i, n;
+	__u32 twice;
 	int err;
 
 	*at = 0;
@@ -354,12 +389,6 @@ int xlb_history_from_json(struct json_object *o, struct xlb_history *h,
 			*why = "\"since\" must be Unix seconds";
 			return -EINVAL;
 		}
-		for (j = 0; j < i; j++) {
-			if (!memcmp(&h->e[j], ent, sizeof(*ent))) {
-				*why = "the same previous backend and time twice";
-				return -EINVAL;
-			}
-		}
 		/* a NUL inside would end the string early */
 		if (!json_object_object_get_ex(e, "slots", &v) ||
 		    !json_object_is_type(v, json_type_string) ||
@@ -373,8 +402,15 @@ int xlb_history_from_json(struct json_object *o, struct xlb_history *h,
 			return err;
 		h->n = i + 1;
 	}
-	xlb_history_sort(h);
-	return 0;
+	err = sort_entries(h, &twice);
+	if (err) {
+		*why = "out of memory";
+	} else if (twice < h->n) {
+		*at = twice;
+		*why = "the same previous backend and time twice";
+		err = -EINVAL;
+	}
+	return err;
 }
 
 /* FNV-1a, 64 bits: the fingerprint only has to tell states apart. */
