@@ -7,7 +7,10 @@
  * (not when drained); a slot that changes twice remembers only the second
  * owner; one entry per owner and time. The JSON form comes back as it went, sorted, each
  * entry's slots one string of ranges read strictly; the fingerprint tells
- * histories apart.
+ * histories apart. Read from a file, an entry is refused, by its index,
+ * unless next() could have written it: its previous backend one of the
+ * VIP's (drained too), its time not beyond the clock skew, its slots at
+ * least one, within the table, named by it alone and once.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,9 +19,11 @@
 #include <arpa/inet.h>
 #include "testlib.h"
 #include "history.h"
+#include "update.h"
 
 #define M	8
 #define VIP	7
+#define NOW	2000		/* the reader's clock */
 enum { A = 1, B, C, D };	/* backend ids */
 
 /* Strings equal, or both printed. */
@@ -34,6 +39,8 @@ enum { A = 1, B, C, D };	/* backend ids */
 })
 
 static struct xlb_state *st;
+/* The VIP's backends as a file gives them, A to D. */
+static struct xlb_want fleet[D];
 
 static void backend(__u32 id, const char *addr, __u32 weight, __u8 flags)
 {
@@ -45,6 +52,9 @@ static void backend(__u32 id, const char *addr, __u32 weight, __u8 flags)
 	b->family = XLB_AF_INET;
 	b->flags = flags;
 	inet_pton(AF_INET, addr, b->addr);
+	memcpy(fleet[id - 1].addr, b->addr, sizeof(b->addr));
+	fleet[id - 1].family = b->family;
+	fleet[id - 1].weight = weight;
 }
 
 static void setup(void)
@@ -174,7 +184,8 @@ static void json_round_trip_and_fingerprint(void)
 		      "{\"prev\":\"198.51.100.3\",\"since\":1005,\"slots\":\"2\"}]",
 		      "the JSON form");
 	if (ASSERT_OK(xlb_history_init(&back, M), "init") &&
-	    ASSERT_OK(xlb_history_from_json(j, &back, &why, &at), "from JSON"))
+	    ASSERT_OK(xlb_history_from_json(j, fleet, D, NOW, &back, &why, &at),
+		      "from JSON"))
 		ASSERT_TRUE(xlb_history_equal(&back, &h2), "back as it went");
 	ASSERT_NE(xlb_history_fingerprint(1, &h1), xlb_history_fingerprint(1, &h2),
 		  "fingerprints differ");
@@ -194,8 +205,8 @@ static void slots_string_strict(void)
 		const char *named;	/* named() after, NULL: refused */
 	} cases[] = {
 		{ "\"0-2,5,7\"", "1 1 1 0 0 1 0 1 | 1000" },
-		{ "\"\"", "0 0 0 0 0 0 0 0 | 1000" },
 		{ "\"3-4,5\"", "0 0 0 1 1 1 0 0 | 1000" },
+		{ "\"\"", NULL },		/* no slot */
 		{ "\"5,2\"", NULL },		/* not ascending */
 		{ "\"0-3,3\"", NULL },		/* overlapping */
 		{ "\"2-2\"", NULL },		/* one slot is "2" */
@@ -233,7 +244,7 @@ static void slots_string_strict(void)
 			json_object_put(j);
 			return;
 		}
-		err = xlb_history_from_json(j, &h, &why, &at);
+		err = xlb_history_from_json(j, fleet, D, NOW, &h, &why, &at);
 		if (cases[i].named) {
 			if (ASSERT_OK(err, cases[i].slots))
 				ASSERT_STR_EQ(named(&h), cases[i].named, cases[i].slots);
@@ -246,31 +257,158 @@ static void slots_string_strict(void)
 	}
 }
 
-/* The entry named is the first that repeats an earlier one's owner and
- * time: entry 2 here, although entry 3 repeats the first. */
-static void same_prev_and_time_twice_refused(void)
+/* An entry as xlb show -j writes it. */
+#define ENTRY(prev, since, slots) \
+	"{\"prev\": \"" prev "\", \"since\": " #since ", \"slots\": \"" slots "\"}"
+#define AT_A	"198.51.100.1"
+#define AT_B	"198.51.100.2"
+
+/* text read as a history of M slots for the VIP of A to D, at NOW. */
+static int read_history(const char *text, struct xlb_history *h,
+			const char **why, size_t *at)
+{
+	struct json_object *j = json_tokener_parse(text);
+	int err;
+
+	memset(h, 0, sizeof(*h));
+	if (!ASSERT_TRUE(j, text))
+		return -EINVAL;
+	err = xlb_history_init(h, M) ?:
+	      xlb_history_from_json(j, fleet, D, NOW, h, why, at);
+	json_object_put(j);
+	return err;
+}
+
+/* text refused, entry at named at fault, why saying fragment. */
+static void refused(const char *text, size_t at, const char *fragment)
 {
 	struct xlb_history h;
-	struct json_object *j;
 	const char *why = "";
-	size_t at = 0;
+	size_t got = 0;
 
-	j = json_tokener_parse("["
-		"{\"prev\": \"198.51.100.2\", \"since\": 1000, \"slots\": \"0\"},"
-		"{\"prev\": \"198.51.100.1\", \"since\": 1000, \"slots\": \"1\"},"
-		"{\"prev\": \"198.51.100.1\", \"since\": 1000, \"slots\": \"2\"},"
-		"{\"prev\": \"198.51.100.2\", \"since\": 1000, \"slots\": \"3\"}]");
-	if (!ASSERT_TRUE(j, "JSON") ||
-	    !ASSERT_OK(xlb_history_init(&h, M), "init")) {
-		json_object_put(j);
-		return;
-	}
-	if (ASSERT_EQ(xlb_history_from_json(j, &h, &why, &at), -EINVAL, "refused")) {
-		ASSERT_EQ(at, 2, "the entry at fault");
-		ASSERT_STR_EQ(why, "the same previous backend and time twice", "why");
+	if (ASSERT_EQ(read_history(text, &h, &why, &got), -EINVAL, text)) {
+		ASSERT_EQ(got, at, "the entry at fault");
+		if (!ASSERT_TRUE(strstr(why, fragment), fragment))
+			printf("  said: %s\n", why);
 	}
 	xlb_history_free(&h);
-	json_object_put(j);
+}
+
+/* text accepted, each slot naming what want says (named()). */
+static void accepted(const char *text, const char *want)
+{
+	struct xlb_history h;
+	const char *why = "";
+	size_t at;
+
+	if (ASSERT_OK(read_history(text, &h, &why, &at), why))
+		ASSERT_STR_EQ(named(&h), want, text);
+	xlb_history_free(&h);
+}
+
+static void valid_history_accepted(void)
+{
+	setup();
+	accepted("[" ENTRY(AT_B, 1500, "2,5-6") "," ENTRY(AT_A, 1000, "0") ","
+		 ENTRY(AT_A, 1200, "7") "]", "1 0 2 0 0 2 2 1 | 1000 1200 1500");
+	accepted("[]", "0 0 0 0 0 0 0 0 |");
+}
+
+/* One that has weight 0 is still one of the VIP's backends. */
+static void prev_drained_accepted(void)
+{
+	setup();
+	backend(A, "198.51.100.1", 0, XLB_BE_F_IN_USE);
+	accepted("[" ENTRY(AT_A, 1000, "3") "]", "0 0 0 1 0 0 0 0 | 1000");
+}
+
+static void prev_outside_the_fleet_refused(void)
+{
+	setup();
+	refused("[" ENTRY(AT_A, 1000, "0") "," ENTRY("198.51.100.9", 1000, "1") "]",
+		1, "\"prev\" is not one of the VIP's backends");
+	refused("[" ENTRY("2001:db8::1", 1000, "1") "]",
+		0, "\"prev\" is not one of the VIP's backends");
+}
+
+static void prev_the_vip_refused(void)
+{
+	setup();
+	refused("[" ENTRY("192.0.2.10", 1000, "0") "]",
+		0, "\"prev\" is not one of the VIP's backends");
+}
+
+static void prev_the_subnet_broadcast_refused(void)
+{
+	setup();
+	refused("[" ENTRY("198.51.100.255", 1000, "0") "]",
+		0, "\"prev\" is not one of the VIP's backends");
+}
+
+/* Up to the skew ahead: another balancer's clock; further: refused. */
+static void since_within_skew_accepted(void)
+{
+	char text[256], want[64];
+
+	setup();
+	snprintf(text, sizeof(text),
+		 "[{\"prev\": \"" AT_A "\", \"since\": %u, \"slots\": \"1\"}]",
+		 NOW + XLB_HISTORY_SKEW_S);
+	snprintf(want, sizeof(want), "0 1 0 0 0 0 0 0 | %u", NOW + XLB_HISTORY_SKEW_S);
+	accepted(text, want);
+}
+
+static void since_beyond_skew_refused(void)
+{
+	char text[256];
+
+	setup();
+	snprintf(text, sizeof(text),
+		 "[" ENTRY(AT_A, 1000, "0") ","
+		 "{\"prev\": \"" AT_B "\", \"since\": %u, \"slots\": \"1\"}]",
+		 NOW + XLB_HISTORY_SKEW_S + 1);
+	refused(text, 1, "\"since\" is more than");
+	refused("[" ENTRY(AT_A, 4294967295, "0") "]", 0, "\"since\" is more than");
+}
+
+static void empty_slots_refused(void)
+{
+	setup();
+	refused("[" ENTRY(AT_A, 1000, "0") "," ENTRY(AT_B, 1000, "") "]",
+		1, "\"slots\" names no slot");
+}
+
+static void slot_beyond_the_table_refused(void)
+{
+	setup();
+	refused("[" ENTRY(AT_A, 1000, "8") "]", 0, "not within the table");
+	refused("[" ENTRY(AT_A, 1000, "0-8") "]", 0, "not within the table");
+	refused("[" ENTRY(AT_A, 1000, "4294967296") "]", 0, "not within the table");
+}
+
+static void slot_twice_within_an_entry_refused(void)
+{
+	setup();
+	refused("[" ENTRY(AT_A, 1000, "2,2") "]", 0, "\"slots\" names a slot twice");
+	refused("[" ENTRY(AT_A, 1000, "1,3-5,4") "]", 0, "\"slots\" names a slot twice");
+}
+
+static void slot_twice_across_entries_refused(void)
+{
+	setup();
+	refused("[" ENTRY(AT_A, 1000, "0-2") "," ENTRY(AT_B, 1000, "4") ","
+		ENTRY(AT_B, 1001, "2") "]", 2, "a slot an earlier entry names");
+}
+
+/* The entry named is the first that repeats an earlier one. */
+static void same_prev_and_time_twice_refused(void)
+{
+	setup();
+	refused("[" ENTRY(AT_A, 1000, "0") "," ENTRY(AT_B, 1000, "1") ","
+		ENTRY(AT_A, 1000, "2") "]", 2, "the same previous backend and time twice");
+	refused("[" ENTRY(AT_B, 1000, "0") "," ENTRY(AT_A, 1000, "1") ","
+		ENTRY(AT_A, 1000, "2") "," ENTRY(AT_B, 1000, "3") "]",
+		2, "the same previous backend and time twice");
 }
 
 TEST_MAIN(TEST(a_change_remembers_the_last_owner),
@@ -279,4 +417,15 @@ TEST_MAIN(TEST(a_change_remembers_the_last_owner),
 	  TEST(twice_remembers_the_second_owner),
 	  TEST(json_round_trip_and_fingerprint),
 	  TEST(slots_string_strict),
+	  TEST(valid_history_accepted),
+	  TEST(prev_drained_accepted),
+	  TEST(prev_outside_the_fleet_refused),
+	  TEST(prev_the_vip_refused),
+	  TEST(prev_the_subnet_broadcast_refused),
+	  TEST(since_within_skew_accepted),
+	  TEST(since_beyond_skew_refused),
+	  TEST(empty_slots_refused),
+	  TEST(slot_beyond_the_table_refused),
+	  TEST(slot_twice_within_an_entry_refused),
+	  TEST(slot_twice_across_entries_refused),
 	  TEST(same_prev_and_time_twice_refused))

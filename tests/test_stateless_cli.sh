@@ -18,7 +18,13 @@
 #    (weight 0) stays; an entry older than the history setting is cleared
 #    by the next command;
 #  - back to tracked and to stateless again, the VIP keeps its backends;
-#  - bad histories in a file are refused with one line;
+#  - bad histories in a file are refused with one line naming the entry,
+#    and change nothing: a previous backend that is not one of the VIP's
+#    (one outside the fleet, the VIP itself, the subnet's broadcast), a
+#    time beyond the clock skew allowed (60 s), no slots, a slot beyond the
+#    table or named twice (in one entry or two), an owner and time twice;
+#    a drained (weight 0) previous backend and a time within the skew are
+#    taken;
 #  - two VIPs of 65,537 slots, a backend added to each: `xlb -j show |
 #    xlb apply -` takes the thousands of runs of their histories and
 #    changes nothing.
@@ -123,7 +129,32 @@ bad_file() {
 bad_file file_history_on_tracked "only a stateless VIP" '.vips[0].mode = "tracked"'
 bad_file file_stateless_ipip "stateless needs encap gue" '.vips[0].encap = "ipip"'
 bad_file file_slot_beyond "within the table" ".vips[0].history[0].slots = \"0-$M\""
-bad_file file_slot_twice "a slot named twice" '.vips[0].history[1].slots = .vips[0].history[0].slots'
+bad_file file_slot_twice "names a slot an earlier entry names" '.vips[0].history[1].slots = .vips[0].history[0].slots'
+bad_file file_slot_twice_in_an_entry "names a slot twice" '.vips[0].history[0].slots = "1,1"'
+bad_file file_slots_empty "names no slot" '.vips[0].history[0].slots = ""'
+bad_file file_prev_not_a_backend "vips[0].history[0]: \"prev\" is not one of the VIP's backends (VIP $V)" \
+	'.vips[0].history[0].prev = "198.51.100.99"'
+bad_file file_prev_the_vip "vips[0].history[1]: \"prev\" is not one of the VIP's backends" \
+	".vips[0].history[1].prev = \"${V%%:*}\""
+bad_file file_prev_broadcast "\"prev\" is not one of the VIP's backends" '.vips[0].history[0].prev = "198.51.100.255"'
+bad_file file_since_future "vips[0].history[0]: \"since\" is more than 60 s in the future" \
+	".vips[0].history[0].since = $(($(date +%s) + 3600))"
+bad_file file_owner_and_time_twice "vips[0].history[1]: the same previous backend and time twice" \
+	'.vips[0].history[1] += (.vips[0].history[0] | {prev, since})'
+# What a balancer could have written is taken, and written as it is.
+good_file() {
+	local name=$1 filter=$2
+	jq "$filter" "$TMP/state.json" >"$TMP/good.json"
+	if ! x apply "$TMP/good.json" >"$TMP/out" 2>&1; then
+		tl_fail "$name" "refused: $(cat "$TMP/out")"
+	else
+		tl_check "$name" test "$(vipj '.history | sort')" == "$(jq -c '.vips[0].history | sort' "$TMP/good.json")"
+	fi
+	x apply "$TMP/state.json" >/dev/null
+}
+good_file file_prev_drained_listed_last '.vips[0].history[0].prev as $p | .vips[0].backends |=
+	(map(select(.addr != $p)) + map(select(.addr == $p) | .weight = 0))'
+good_file file_since_within_skew ".vips[0].history[0].since = $(($(date +%s) + 30))"
 bad_file file_slots_descending "ascending" '.vips[0].history[0].slots = "5,2"'
 bad_file file_slots_runs "must be a string" '.vips[0].history[0].slots = [[0, 0]]'
 bad_file file_slots_spaces "ranges FIRST-LAST" '.vips[0].history[0].slots = "1, 2"'

@@ -23,8 +23,10 @@
  * (those not listed are deleted), and when absent VIPs are left alone.
  * A VIP's "encap" absent is ipip, the default ("mode": "stateless" makes
  * it gue), "mode" absent tracked; a stateless VIP's "history" (the
- * previous owners of its slots, history.h) is written as it is, and when
- * absent the history is carried over the change.
+ * previous owners of its slots, history.h) is written as it is, once each
+ * entry is found to be one xlb_history_next() could have written for the
+ * VIP's backends in the file; when absent the history is carried over the
+ * change.
  * A VIP's or backend's "health" is all its health settings (absent: none
  * set); a backend's health as found by the checker (DOWN, EVICT) is
  * runtime state, neither in the file nor changed by it.
@@ -314,6 +316,33 @@ static int check_backend(struct desired *d, struct json_object *b,
 	return 0;
 }
 
+/* A stateless VIP's "history", read once its backends are: an entry
+ * names one of them. */
+static int check_history(struct desired *d, struct json_object *history,
+			 struct file_vip *fv)
+{
+	char at[64], name[XLB_VIP_STRLEN];
+	const char *why;
+	size_t i;
+	int err;
+
+	snprintf(at, sizeof(at), "%s.history", fv->where);
+	if (!(fv->mode & XLB_VIP_F_STATELESS))
+		return bad(d, at, "only a stateless VIP has a history");
+	if (xlb_history_init(&fv->hist, fv->m)) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	err = xlb_history_from_json(history, fv->want, fv->n,
+				    xlb_history_now(), &fv->hist, &why, &i);
+	if (!err)
+		return 0;
+	if (i != XLB_HISTORY_WHOLE)
+		snprintf(at, sizeof(at), "%s.history[%zu]", fv->where, i);
+	bad(d, at, "%s (VIP %s)", why, xlb_vip_str(&fv->key, name, sizeof(name)));
+	return err;
+}
+
 static int check_vip(struct desired *d, struct json_object *o,
 		     struct file_vip *fv)
 {
@@ -381,19 +410,6 @@ static int check_vip(struct desired *d, struct json_object *o,
 		fv->mode |= XLB_VIP_F_GUE;
 	if (xlb_vip_mode_check(fv->mode, &why))
 		return bad(d, fv->where, "%s", why);
-	if (history) {
-		size_t i;
-
-		snprintf(at, sizeof(at), "%s.history", fv->where);
-		if (!(fv->mode & XLB_VIP_F_STATELESS))
-			return bad(d, at, "only a stateless VIP has a history");
-		if (xlb_history_init(&fv->hist, fv->m)) {
-			p_err("out of memory");
-			return -ENOMEM;
-		}
-		if (xlb_history_from_json(history, &fv->hist, &why, &i))
-			return bad(d, at, "[%zu]: %s", i, why);
-	}
 	fv->n = backends ? json_object_array_length(backends) : 0;
 	if (fv->n > XLB_BACKEND_IDS)
 		return bad(d, fv->where, "%zu backends: the limit is %d over all VIPs",
@@ -416,7 +432,7 @@ static int check_vip(struct desired *d, struct json_object *o,
 		if (xlb_hc_check(&fv->hc, &fv->be_hc[i], &why))
 			return bad(d, at, "health: %s", why);
 	}
-	return 0;
+	return history ? check_history(d, history, fv) : 0;
 }
 
 /* Everything that can be checked without the instance. */
@@ -621,6 +637,10 @@ static int apply_help(void)
 	       "http_status, udp_send, udp_expect, on_down); a VIP or backend\n"
 	       "without it has none set. Health found by the checker is kept.\n"
 	       "`xlb show -j` output is accepted (what it observed is skipped).\n");
+	printf("A \"history\" entry is refused unless its \"prev\" is one of the VIP's\n"
+	       "backends in the file (weight 0 too), its \"since\" at most %d s ahead\n"
+	       "of this clock, and its \"slots\" at least one, within the table and\n"
+	       "named by no other entry nor twice.\n", XLB_HISTORY_SKEW_S);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include "addr.h"
 #include "history.h"
+#include "update.h"
 
 int xlb_history_init(struct xlb_history *h, __u32 m)
 {
@@ -283,27 +284,28 @@ static bool json_u32(struct json_object *v, __u32 max, __u32 *out)
 	return true;
 }
 
-/* A slot number in [0, max] at *p, decimal without leading zeros. */
-static bool slot_number(const char **p, __u32 max, __u32 *out)
+/* A slot number in [0, max] at *p, decimal without leading zeros;
+ * -EINVAL if none, -ERANGE if beyond max. */
+static int slot_number(const char **p, __u32 max, __u32 *out)
 {
 	const char *c = *p;
 	__u64 x = 0;
 
 	if (*c < '0' || *c > '9' || (c[0] == '0' && c[1] >= '0' && c[1] <= '9'))
-		return false;
+		return -EINVAL;
 	for (; *c >= '0' && *c <= '9'; c++) {
 		x = x * 10 + (*c - '0');
 		if (x > max)
-			return false;
+			return -ERANGE;
 	}
 	*p = c;
 	*out = x;
-	return true;
+	return 0;
 }
 
 /*
- * Mark the slots of "FIRST-LAST,N,..." (sorted, apart, within the table)
- * as naming entry i; "" names none.
+ * Mark the slots of "FIRST-LAST,N,..." (sorted, apart, within the table,
+ * at least one, none another entry's) as naming entry i.
  */
 static int slot_ranges_parse(const char *s, struct xlb_history *h, __u32 i,
 			     const char **why)
@@ -311,25 +313,38 @@ static int slot_ranges_parse(const char *s, struct xlb_history *h, __u32 i,
 	__u32 first, last, k;
 	bool any = false;
 	__u64 next = 0;
+	int err;
 
+	if (!*s) {
+		*why = "\"slots\" names no slot";
+		return -EINVAL;
+	}
 	while (*s) {
 		if (any && *s++ != ',')
 			goto bad;
-		if (!slot_number(&s, h->m - 1, &first))
-			goto bad;
+		err = slot_number(&s, h->m - 1, &first);
 		last = first;
-		if (*s == '-') {
+		if (!err && *s == '-') {
 			s++;
-			if (!slot_number(&s, h->m - 1, &last) || last <= first)
+			err = slot_number(&s, h->m - 1, &last);
+			if (!err && last <= first)
 				goto bad;
 		}
+		if (err == -ERANGE) {
+			*why = "\"slots\" names a slot not within the table";
+			return -EINVAL;
+		}
+		if (err)
+			goto bad;
 		if (first < next) {
-			*why = "\"slots\" must be in ascending order, ranges apart";
+			*why = h->slot[first] == i ?
+			       "\"slots\" names a slot twice" :
+			       "\"slots\" must be in ascending order, ranges apart";
 			return -EINVAL;
 		}
 		for (k = first; k <= last; k++) {
 			if (h->slot[k]) {
-				*why = "a slot named twice";
+				*why = "\"slots\" names a slot an earlier entry names";
 				return -EINVAL;
 			}
 			h->slot[k] = i;
@@ -343,17 +358,91 @@ bad:
 	return -EINVAL;
 }
 
-int xlb_history_from_json(struct json_object *o, struct xlb_history *h,
+/* An entry's key among the backends: its address, no time. */
+static void backend_key(struct xlb_hist_entry *key, const __be32 addr[4],
+			__u8 family)
+{
+	memset(key, 0, sizeof(*key));
+	memcpy(key->addr, addr, sizeof(key->addr));
+	key->family = family;
+}
+
+/* The backends as sorted keys, for one search per entry; NULL: no memory. */
+static struct xlb_hist_entry *backend_keys(const struct xlb_want *backends,
+					   size_t n)
+{
+	struct xlb_hist_entry *keys = malloc((n ? n : 1) * sizeof(*keys));
+	size_t i;
+
+	if (!keys)
+		return NULL;
+	for (i = 0; i < n; i++)
+		backend_key(&keys[i], backends[i].addr, backends[i].family);
+	qsort(keys, n, sizeof(*keys), entry_cmp);
+	return keys;
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* Entry i of the file (its slots read) into h->e[i]. */
+static int entry_from_json(struct json_object *e, struct xlb_history *h,
+			   size_t i, const struct xlb_hist_entry *keys,
+			   size_t n_keys, __u32 now, const char **why)
+{
+	struct xlb_hist_entry *ent = &h->e[i], key;
+	const char *why_addr;
+	struct json_object *v;
+
+	if (!json_object_is_type(e, json_type_object) ||
+	    json_object_object_length(e) != 3) {
+		*why = "must be an object of \"prev\", \"since\" and \"slots\"";
+		return -EINVAL;
+	}
+	if (!json_object_object_get_ex(e, "prev", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    xlb_addr_parse(json_object_get_string(v), ent->addr,
+			   &ent->family, &why_addr)) {
+		*why = "\"prev\" must be an address";
+		return -EINVAL;
+	}
+	backend_key(&key, ent->addr, ent->family);
+	if (!bsearch(&key, keys, n_keys, sizeof(*keys), entry_cmp)) {
+		*why = "\"prev\" is not one of the VIP's backends";
+		return -EINVAL;
+	}
+	json_object_object_get_ex(e, "since", &v);
+	if (!json_u32(v, UINT32_MAX, &ent->since)) {
+		*why = "\"since\" must be Unix seconds";
+		return -EINVAL;
+	}
+	if ((__u64)ent->since > (__u64)now + XLB_HISTORY_SKEW_S) {
+		*why = "\"since\" is more than " STR(XLB_HISTORY_SKEW_S)
+		       " s in the future";
+		return -EINVAL;
+	}
+	/* a NUL inside would end the string early */
+	if (!json_object_object_get_ex(e, "slots", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    strlen(json_object_get_string(v)) !=
+	    (size_t)json_object_get_string_len(v)) {
+		*why = "\"slots\" must be a string such as \"0-4,9\"";
+		return -EINVAL;
+	}
+	return slot_ranges_parse(json_object_get_string(v), h, i + 1, why);
+}
+
+int xlb_history_from_json(struct json_object *o,
+			  const struct xlb_want *backends, size_t n_backends,
+			  __u32 now, struct xlb_history *h,
 			  const char **why, size_t *at)
 {
-	struct json_object *e, *v;
-	struct xlb_hist_entry *ent;
-	const char *why_addr;
-	size_t i, n;
+	struct xlb_hist_entry *keys = NULL;
 	__u32 twice;
+	size_t i, n;
 	int err;
 
-	*at = 0;
+	*at = XLB_HISTORY_WHOLE;
 	if (!json_object_is_type(o, json_type_array)) {
 		*why = "must be an array";
 		return -EINVAL;
@@ -364,44 +453,21 @@ int xlb_history_from_json(struct json_object *o, struct xlb_history *h,
 		return -EINVAL;
 	}
 	h->e = calloc(n ? n : 1, sizeof(*h->e));
-	if (!h->e) {
+	keys = backend_keys(backends, n_backends);
+	if (!h->e || !keys) {
+		err = -ENOMEM;
 		*why = "out of memory";
-		return -ENOMEM;
+		goto out;
 	}
 	for (i = 0; i < n; i++) {
 		*at = i;
-		e = json_object_array_get_idx(o, i);
-		ent = &h->e[i];
-		if (!json_object_is_type(e, json_type_object) ||
-		    json_object_object_length(e) != 3) {
-			*why = "must be an object of \"prev\", \"since\" and \"slots\"";
-			return -EINVAL;
-		}
-		if (!json_object_object_get_ex(e, "prev", &v) ||
-		    !json_object_is_type(v, json_type_string) ||
-		    xlb_addr_parse(json_object_get_string(v), ent->addr,
-				   &ent->family, &why_addr)) {
-			*why = "\"prev\" must be an address";
-			return -EINVAL;
-		}
-		json_object_object_get_ex(e, "since", &v);
-		if (!json_u32(v, UINT32_MAX, &ent->since)) {
-			*why = "\"since\" must be Unix seconds";
-			return -EINVAL;
-		}
-		/* a NUL inside would end the string early */
-		if (!json_object_object_get_ex(e, "slots", &v) ||
-		    !json_object_is_type(v, json_type_string) ||
-		    strlen(json_object_get_string(v)) !=
-		    (size_t)json_object_get_string_len(v)) {
-			*why = "\"slots\" must be a string such as \"0-4,9\"";
-			return -EINVAL;
-		}
-		err = slot_ranges_parse(json_object_get_string(v), h, i + 1, why);
+		err = entry_from_json(json_object_array_get_idx(o, i), h, i,
+				      keys, n_backends, now, why);
 		if (err)
-			return err;
+			goto out;
 		h->n = i + 1;
 	}
+	*at = XLB_HISTORY_WHOLE;
 	err = sort_entries(h, &twice);
 	if (err) {
 		*why = "out of memory";
@@ -410,6 +476,8 @@ int xlb_history_from_json(struct json_object *o, struct xlb_history *h,
 		*why = "the same previous backend and time twice";
 		err = -EINVAL;
 	}
+out:
+	free(keys);
 	return err;
 }
 

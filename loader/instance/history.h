@@ -23,6 +23,8 @@
 #include "xlb.h"
 #include "state.h"
 
+struct xlb_want;
+
 struct xlb_history {
 	__u32 m;		/* slots */
 	__u16 *slot;		/* per slot: entry number, 1..n; 0: none */
@@ -39,6 +41,14 @@ void xlb_history_free(struct xlb_history *h);
  * made), so the slots it changes share one entry; a long-running command
  * (xlb health run) dates each of its changes anew. */
 __u32 xlb_history_now(void);
+
+/*
+ * How far ahead of this balancer's clock a history read from a file may
+ * be dated: the file may come from another balancer whose clock runs a
+ * little ahead. Further, the entry is a mistake, and one that would
+ * outlive the history setting.
+ */
+#define XLB_HISTORY_SKEW_S	60
 
 /* How long an entry lives: the setting, or its default. */
 __u32 xlb_history_keep(const struct xlb_config *cfg);
@@ -75,9 +85,22 @@ bool xlb_history_equal(const struct xlb_history *a,
  * NULL when out of memory.
  */
 struct json_object *xlb_history_json(const struct xlb_history *h);
-/* h (init'ed for m slots) from that form, sorted; 0 or -EINVAL with
- * *why (a static string) and *at the index of the entry at fault. */
-int xlb_history_from_json(struct json_object *o, struct xlb_history *h,
+/*
+ * h (init'ed for m slots) from that form, sorted, each entry held to what
+ * xlb_history_next() could have written for the VIP it is for: its
+ * previous backend one of backends[n] (the VIP's backends after the
+ * change, drained ones with weight 0 too: the entries next() keeps), its
+ * time no later than now + XLB_HISTORY_SKEW_S, its slots at least one,
+ * within the table and named by no other entry nor twice, its previous
+ * backend and time those of no other entry. 0, or -EINVAL or -ENOMEM
+ * with *why (a static string) and *at the index of the entry at fault,
+ * XLB_HISTORY_WHOLE when it is no one entry's (not an array, too many
+ * entries, out of memory).
+ */
+#define XLB_HISTORY_WHOLE	((size_t)-1)
+int xlb_history_from_json(struct json_object *o,
+			  const struct xlb_want *backends, size_t n,
+			  __u32 now, struct xlb_history *h,
 			  const char **why, size_t *at);
 
 /* Fold h into a VIP's fingerprint. */
