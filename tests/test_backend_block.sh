@@ -3,21 +3,23 @@
 #
 # docs/backend.md, run as written: its command blocks (each marked
 # "test_backend_block: ACTION VARIANT") on a bare backend added to the
-# test topology, with the doc's VIPs and object path replaced by the
-# topology's. The backend starts as a distribution might leave it: strict
-# reverse-path filtering, ARP answered for any local address.
-# For each variant this kernel can run (the tunnel devices where it has the
-# ipip and ip6tnl drivers, as in the vmtest VM; decap.bpf.o everywhere),
-# each from that strict start:
+# test topology, with the doc's VIPs (also as bpftool's hex), object path
+# and xlb replaced by the topology's and this build's. The backend starts
+# as a distribution might leave it: strict reverse-path filtering, ARP
+# answered for any local address, forwarding off.
+# For each variant this kernel can run (`xlb host setup`, the command;
+# the tunnel devices where it has the ipip and ip6tnl drivers, as in the
+# vmtest VM; decap.bpf.o by hand everywhere), each from that strict start:
 #  - the setup blocks run, and TCP and UDP connections to both VIPs, from
 #    a client through the balancer, are answered by that backend;
-#  - eth0 keeps its strict reverse-path filtering;
+#  - eth0 keeps its strict reverse-path filtering, and does not forward;
 #  - no neighbour of the backend's segment learns the VIP's address from
 #    it (ARP, and IPv6's neighbour discovery);
 #  - health probes from the balancer to the backend are up (the probe's
 #    answer goes straight to the balancer's address);
 #  - the removal blocks run and leave the backend as it was: the VIPs, the
-#    program or the devices, the ARP settings gone, connections failing.
+#    program or the devices, the ARP and forwarding settings gone (the
+#    command's record and pins too), connections failing.
 set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/e2e_lib.sh"
@@ -29,14 +31,35 @@ TOPO_BACKENDS=0
 BE4=198.51.100.19 BE6=2001:db8:b::19
 NEIGH4=198.51.100.250 NEIGH6=2001:db8:b::250
 
+# hex ADDR: the address as bpftool's hex bytes (4 for IPv4, 16 for IPv6).
+hex() {
+	local a=$1 l r g x out= i n
+	if [[ $a != *:* ]]; then
+		printf -v out '%02x ' ${a//./ }
+		echo "${out% }"
+		return
+	fi
+	l=${a%%::*} r=
+	[[ $a == *::* ]] && r=${a#*::} || l=$a
+	IFS=: read -ra L <<<"$l"
+	IFS=: read -ra R <<<"$r"
+	n=$((8 - ${#L[@]} - ${#R[@]}))
+	for g in "${L[@]}"; do printf -v x '%04x' "0x$g"; out+="${x:0:2} ${x:2:2} "; done
+	for ((i = 0; i < n; i++)); do out+="00 00 "; done
+	for g in "${R[@]}"; do printf -v x '%04x' "0x$g"; out+="${x:0:2} ${x:2:2} "; done
+	echo "${out% }"
+}
+
 # doc_block ACTION VARIANT: the command block marked so in the doc, with
-# the topology's VIPs and this build's decap.bpf.o.
+# the topology's VIPs, this build's decap.bpf.o and xlb.
 doc_block() {
 	awk -v mark="<!-- test_backend_block: $1 $2 -->" '
 		$0 == mark { found = 1; next }
 		found && /^```/ { if (inside) exit; inside = 1; next }
 		inside { print }' "$DOC" |
-	sed -e "s|/usr/local/lib/xlb/decap.bpf.o|$BUILD/decap.bpf.o|g" \
+	sed -e "s|/usr/local/lib/xlb/decap.bpf.o|$BUILD/decap.bpf.o|g" -e "s|^xlb |$XLB |" \
+	    -e "s|$(hex 2001:db8::10)|$(hex "${TOPO_VIP6[1]}")|g" \
+	    -e "s|$(hex 192.0.2.10)|$(hex "${TOPO_VIP4[1]}")|g" \
 	    -e "s|2001:db8::10|${TOPO_VIP6[1]}|g" -e "s|192\.0\.2\.10|${TOPO_VIP4[1]}|g"
 }
 
@@ -83,6 +106,9 @@ tl_netns BE bk && tl_netns NB nb &&
 	ip -n "$BE" route add default via 198.51.100.1 &&
 	ip -n "$BE" -6 route add default via 2001:db8:b::1 ||
 	{ tl_fail backend_setup "cannot add the bare backend"; exit 1; }
+# Whatever a failed case leaves of the command's setup goes with the test.
+tl_on_exit "tl_in $BE $XLB host teardown eth0"
+INO=$(tl_in "$BE" stat -L -c %i /proc/self/ns/net)
 tl_in "$BE" "$BUILD/tools/xlb-echo" server bk --port "$TOPO_PORT" \
 	--udp-port "$TOPO_UDP_PORT" >"$E2E_TMP/server" 2>&1 &
 for ((try = 0; try < 200; try++)); do
@@ -173,6 +199,10 @@ as_before() {
 		left+=" VIPs on lo;"
 	[[ $(tl_in "$BE" sysctl -n net.ipv4.conf.eth0.arp_ignore net.ipv4.conf.eth0.arp_announce | tr '\n' ' ') == "0 0 " ]] ||
 		left+=" ARP settings;"
+	[[ $(tl_in "$BE" sysctl -n net.ipv4.conf.lo.forwarding net.ipv6.conf.lo.forwarding | tr '\n' ' ') == "0 0 " ]] ||
+		left+=" forwarding on lo;"
+	[[ ! -e /run/xlb/host-ns$INO.json && ! -e /sys/fs/bpf/xlb-host/ns$INO ]] ||
+		left+=" xlb host's record or pins;"
 	[[ -z $(ip -n "$BE" -j link show dev eth0 | jq -r '.[0].xdp // empty') ]] || left+=" XDP program;"
 	[[ -z $(ip -n "$BE" -j link show | jq -r '.[] | select(.ifname | startswith("xlb-")) | .ifname') ]] ||
 		left+=" tunnel devices;"
@@ -181,24 +211,42 @@ as_before() {
 
 # The kernel's tunnel devices, where it has the drivers.
 probe=xlbt$TL_TAG-tun
-variants=xdp
+variants="command xdp"
 if ip netns add "$probe" 2>/dev/null; then
 	ip -n "$probe" link add t4 type ipip external 2>/dev/null &&
-		ip -n "$probe" link add t6 type ip6tnl external 2>/dev/null && variants="kernel xdp"
+		ip -n "$probe" link add t6 type ip6tnl external 2>/dev/null && variants="command kernel xdp"
 	ip netns del "$probe"
 fi
 echo "  variants this kernel runs: $variants"
 
+# The blocks of a variant, in order: the command's is one; by hand, the
+# decapsulation's (decap.bpf.o's with the second chance's), then the VIPs'.
+blocks() {
+	case $1 in
+	command) echo command ;;
+	xdp) echo xdp xdp-fleet common ;;
+	*) echo "$1" common ;;
+	esac
+}
+
 refused backend_bare_serves_nothing
 for v in $variants; do
 	strict || { tl_fail "${v}_strict_start" "cannot set rp_filter"; continue; }
-	run_block "${v}_setup_runs" setup "$v" && run_block "${v}_setup_common_runs" setup common || continue
+	ok=1
+	for b in $(blocks "$v"); do
+		run_block "${v}_setup_${b}_runs" setup "$b" || { ok=0; break; }
+	done
+	((ok)) || continue
 	served "${v}_backend_serves_both_vips"
 	tl_check "${v}_eth0_filter_kept" test "$(tl_in "$BE" sysctl -n net.ipv4.conf.eth0.rp_filter)" = 1
+	tl_check "${v}_eth0_does_not_forward" test \
+		"$(tl_in "$BE" sysctl -n net.ipv4.conf.eth0.forwarding net.ipv6.conf.eth0.forwarding | tr '\n' ' ')" = "0 0 "
 	silent_about_vips "${v}_backend_silent_about_the_vips"
 	probes_up "${v}_health_probes_up"
-	run_block "${v}_removal_runs" remove "$v"
-	run_block "${v}_removal_common_runs" remove common
+	for b in $(blocks "$v"); do
+		[[ $b == xdp-fleet ]] && continue	# removed with the program
+		run_block "${v}_removal_${b}_runs" remove "$b"
+	done
 	as_before "${v}_removal_leaves_nothing"
 	refused "${v}_removed_backend_serves_nothing"
 done
