@@ -169,7 +169,9 @@ vmtest: deps
 #   $(PREFIX)/share/man/man8/xlb.8
 #   $(UNITDIR)/xlb.service           attach and apply the state file at boot
 #   $(UNITDIR)/xlb-health.service    the health checker
+#   $(UNITDIR)/xlb-host.service      a backend host: xlb host setup at boot
 #   $(SYSCONFDIR)/default/xlb        the units' settings, kept when it exists
+#   $(SYSCONFDIR)/default/xlb-host   xlb-host.service's, likewise
 #   $(SYSCONFDIR)/xlb/               for the state file, state.json
 # The units name $(PREFIX) and $(SYSCONFDIR) without DESTDIR, as the
 # installed system sees them.
@@ -184,13 +186,17 @@ install: $(BUILD)/xlb $(BUILD)/xlb.bpf.o $(BUILD)/decap.bpf.o
 	$(Q)install -D -m 0644 $(BUILD)/decap.bpf.o $(DESTDIR)$(PREFIX)/lib/xlb/decap.bpf.o
 	$(Q)install -D -m 0644 docs/xlb.8 $(DESTDIR)$(PREFIX)/share/man/man8/xlb.8
 	$(Q)mkdir -p $(BUILD)/systemd
-	$(Q)for f in xlb.service xlb-health.service xlb.default; do \
+	$(Q)for f in xlb.service xlb-health.service xlb-host.service xlb.default \
+		     xlb-host.default; do \
 		sed $(UNIT_SED) systemd/$$f.in >$(BUILD)/systemd/$$f || exit 1; \
 	done
 	$(Q)install -D -m 0644 -t $(DESTDIR)$(UNITDIR) $(BUILD)/systemd/xlb.service \
-		$(BUILD)/systemd/xlb-health.service
-	$(Q)test -e $(DESTDIR)$(SYSCONFDIR)/default/xlb || \
-		install -D -m 0644 $(BUILD)/systemd/xlb.default $(DESTDIR)$(SYSCONFDIR)/default/xlb
+		$(BUILD)/systemd/xlb-health.service $(BUILD)/systemd/xlb-host.service
+	$(Q)for f in xlb xlb-host; do \
+		test -e $(DESTDIR)$(SYSCONFDIR)/default/$$f || \
+		install -D -m 0644 $(BUILD)/systemd/$$f.default \
+			$(DESTDIR)$(SYSCONFDIR)/default/$$f || exit 1; \
+	done
 	$(Q)install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/xlb
 
 clean:

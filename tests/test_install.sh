@@ -3,16 +3,19 @@
 #
 # make install, into a scratch DESTDIR:
 #  - every file lands where the Makefile's install target and the README
-#    say: xlb, both BPF objects, the man page, the two systemd units, the
-#    settings file and the state file's directory;
-#  - the units run the installed xlb, and an existing settings file is
+#    say: xlb, both BPF objects, the man page, the three systemd units,
+#    their two settings files and the state file's directory;
+#  - the units run the installed xlb, and existing settings files are
 #    kept;
 #  - the units pass `systemd-analyze verify` (where systemd is installed);
 #  - the units' commands work, with the settings file's variables expanded
 #    as systemd expands them (the interface and the pin dir replaced by the
 #    test's own): xlb.service's start attaches and restores a state that
 #    `xlb -j show` saved, as at boot, its stop detaches;
-#    xlb-health.service's command runs until SIGTERM and then exits 0.
+#    xlb-health.service's command runs until SIGTERM and then exits 0;
+#    xlb-host.service's start sets the namespace up as a backend, its
+#    reload changes it to other settings, its stop leaves the namespace
+#    as it was.
 set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/loader_lib.sh"
@@ -37,11 +40,13 @@ UNITS=$R$PREFIX/lib/systemd/system
 missing=
 for f in "sbin/xlb 755" "lib/xlb/xlb.bpf.o 644" "lib/xlb/decap.bpf.o 644" \
 	 "share/man/man8/xlb.8 644" "lib/systemd/system/xlb.service 644" \
-	 "lib/systemd/system/xlb-health.service 644"; do
+	 "lib/systemd/system/xlb-health.service 644" \
+	 "lib/systemd/system/xlb-host.service 644"; do
 	set -- $f
 	[[ $(stat -c %a "$R$PREFIX/$1" 2>/dev/null) == "$2" ]] || missing+=" $PREFIX/$1"
 done
-[[ -f $R/etc/default/xlb && -d $R/etc/xlb ]] || missing+=" /etc/default/xlb or /etc/xlb/"
+[[ -f $R/etc/default/xlb && -f $R/etc/default/xlb-host && -d $R/etc/xlb ]] ||
+	missing+=" /etc/default/xlb, /etc/default/xlb-host or /etc/xlb/"
 if [[ -n $missing ]]; then tl_fail install_puts_every_file "missing or wrong mode:$missing"; else tl_pass install_puts_every_file; fi
 tl_check install_objects_are_the_build cmp -s "$R$PREFIX/lib/xlb/decap.bpf.o" "$BUILD/decap.bpf.o"
 
@@ -51,12 +56,15 @@ execs=$(grep -h '^Exec' "$UNITS"/xlb*.service)
 tl_check units_run_the_installed_xlb \
 	test -n "$execs" -a -z "$(grep -v "^Exec[A-Za-z]*=-\{0,1\}$PREFIX/sbin/xlb " <<<"$execs")"
 tl_check install_leaves_no_placeholder \
-	sh -c "! grep -rl '@[A-Z]*@' '$UNITS' '$R/etc/default/xlb'"
+	sh -c "! grep -rl '@[A-Z]*@' '$UNITS' '$R/etc/default/xlb' '$R/etc/default/xlb-host'"
 
 cp "$R/etc/default/xlb" "$D/settings"
+cp "$R/etc/default/xlb-host" "$D/host-settings"
 echo "XLB_DEV=bond0" >"$R/etc/default/xlb"
+echo "XLB_HOST_DEV=bond1" >"$R/etc/default/xlb-host"
 install_to DESTDIR="$R" PREFIX=$PREFIX
 tl_check install_keeps_existing_settings grep -qx XLB_DEV=bond0 "$R/etc/default/xlb"
+tl_check install_keeps_existing_host_settings grep -qx XLB_HOST_DEV=bond1 "$R/etc/default/xlb-host"
 install_to DESTDIR="$R" PREFIX=$PREFIX UNITDIR=/lib/systemd/system
 tl_check install_takes_unitdir test -f "$R/lib/systemd/system/xlb.service"
 
@@ -69,7 +77,8 @@ else
 	if install_to PREFIX="$V/usr" SYSCONFDIR="$V/etc" &&
 	   out=$(MANPATH=$V/usr/share/man systemd-analyze verify \
 		 "$V/usr/lib/systemd/system/xlb.service" \
-		 "$V/usr/lib/systemd/system/xlb-health.service" 2>&1) && [[ -z $out ]]; then
+		 "$V/usr/lib/systemd/system/xlb-health.service" \
+		 "$V/usr/lib/systemd/system/xlb-host.service" 2>&1) && [[ -z $out ]]; then
 		tl_pass units_pass_systemd_analyze_verify
 	else
 		tl_fail units_pass_systemd_analyze_verify "$(tail -n 3 "$D.log") $out"
@@ -83,7 +92,7 @@ loader_setup inst || { tl_fail unit_commands_setup "cannot create namespaces or 
 declare -A ENV
 while IFS='=' read -r k v; do
 	[[ $k =~ ^[A-Z_]+$ ]] && ENV[$k]=$v
-done <"$D/settings"
+done < <(cat "$D/settings" "$D/host-settings")
 ENV[XLB_DEV]=v0
 ENV[XLB_OPTS]="--pin-dir $PIN"
 ENV[XLB_ATTACH_OPTS]="--mode generic"
@@ -153,4 +162,35 @@ fi
 tl_check xlb_service_stop_detaches run_unit_cmd xlb.service ExecStopPost
 tl_check xlb_service_stopped_leaves_no_program \
 	test "$(ip -n "$NS" -j link show v0 | jq -r '.[0].xdp // empty')" == ""
+
+# xlb-host.service on v0 (which has 198.51.100.2): what a backend would
+# have, set up, reloaded with other settings, and stopped.
+host_state() {
+	ip -n "$NS" -d addr
+	ip -n "$NS" -d link
+	tl_in "$NS" sysctl -a 2>/dev/null | grep -E '^net\.ipv[46]\.conf\.(lo|v0)\.(arp_ignore|arp_announce|forwarding) '
+}
+host_state >"$TMP/host.before"
+ENV[XLB_HOST_DEV]=v0
+ENV[XLB_HOST_ARGS]="--vip 192.0.2.20"
+if run_unit_cmd xlb-host.service ExecStart 2>"$TMP/host.err" &&
+   [[ $(tl_in "$NS" "$R$PREFIX/sbin/xlb" -j host show | jq -c '[.vips, .attached]') == '[["192.0.2.20"],true]' ]]; then
+	tl_pass xlb_host_service_sets_up
+else
+	tl_fail xlb_host_service_sets_up "${CMD[*]}: $(cat "$TMP/host.err")"
+fi
+ENV[XLB_HOST_ARGS]="--vip 192.0.2.21 --balancers 198.51.100.0/24"
+if run_unit_cmd xlb-host.service ExecReload 2>"$TMP/host.err" &&
+   [[ $(tl_in "$NS" "$R$PREFIX/sbin/xlb" -j host show | jq -c '[.vips, .check_source]') == '[["192.0.2.21"],true]' ]]; then
+	tl_pass xlb_host_service_reload_changes_it
+else
+	tl_fail xlb_host_service_reload_changes_it "${CMD[*]}: $(cat "$TMP/host.err")"
+fi
+run_unit_cmd xlb-host.service ExecStopPost 2>"$TMP/host.err"
+host_state >"$TMP/host.after"
+if cmp -s "$TMP/host.before" "$TMP/host.after" && [[ ! -s $TMP/host.err ]]; then
+	tl_pass xlb_host_service_stop_leaves_it_as_before
+else
+	tl_fail xlb_host_service_stop_leaves_it_as_before "$(cat "$TMP/host.err") $(diff "$TMP/host.before" "$TMP/host.after" | head -5)"
+fi
 exit "$TL_FAILED"
