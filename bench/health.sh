@@ -75,11 +75,20 @@ HZ=$(getconf CLK_TCK)
 
 addr_of() { printf '2001:db8:b::%x:%x' $(( $1 % 4 + 1 )) $(( $1 / 4 + 1 )); }
 
-# Addresses on the backends' loopback, routes on the balancer.
+# Addresses on the backends' loopback, routes on the balancer. Where the
+# backends decapsulate with decap.bpf.o, the addresses are their tunnel
+# addresses too (`xlb host setup --local`).
 for ((k = 1; k <= 4; k++)); do
+	local_addrs=
 	for ((i = k - 1; i < n; i += 4)); do
 		echo "addr add $(addr_of $i)/128 dev lo nodad"
 	done | topo_batch "${TOPO_NS_BE[k]}" || exit 1
+	if [[ $TOPO_DECAP == xdp ]]; then
+		for ((i = k - 1; i < n; i += 4)); do
+			local_addrs+=${local_addrs:+,}$(addr_of $i)
+		done
+		topo_host_setup "$k" --local "$local_addrs" || exit 1
+	fi
 	echo "route add 2001:db8:b::$k:0/112 via ${TOPO_BE6[k]}" | topo_batch "$LB" || exit 1
 done
 for ((i = 0; i < n; i++)); do echo "{\"addr\": \"$(addr_of $i)\", \"weight\": 1}"; done |
