@@ -179,12 +179,13 @@ int xlb_host_open(struct xlb_host **host, bool write, bool verbose)
 		return 0;
 	}
 	err = lock(h->lock_fd, write);
-	if (err) {
-		p_err(err == -EWOULDBLOCK ?
-		      "another xlb host command holds %s for more than %d s" :
-		      "cannot lock %s", XLB_HOST_RUN_DIR, XLB_HOST_LOCK_WAIT_S);
+	if (err == -EWOULDBLOCK)
+		p_err("another xlb host command has held %s for more than %d s",
+		      XLB_HOST_RUN_DIR, XLB_HOST_LOCK_WAIT_S);
+	else if (err)
+		p_err("cannot lock %s: %s", XLB_HOST_RUN_DIR, strerror(-err));
+	if (err)
 		goto fail;
-	}
 	err = xlb_host_record_read(h->record_path, &h->rec, why, sizeof(why));
 	if (err == -ENOENT) {
 		*host = h;

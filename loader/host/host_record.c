@@ -224,9 +224,33 @@ static int get_int(struct reader *r, struct json_object *o, const char *key,
 	return 0;
 }
 
-static int get_addr(struct reader *r, const char *key, struct json_object *v,
-		    struct xlb_host_addr *a)
+/* Each element of the array at key (at most max of them, their number
+ * into *n) read by one(r, key, element, i, out). */
+typedef int (*element_fn)(struct reader *r, const char *key,
+			  struct json_object *v, __u32 i, void *out);
+
+static int get_array(struct reader *r, struct json_object *o, const char *key,
+		     __u32 max, __u32 *n, element_fn one, void *out)
 {
+	struct json_object *arr = member(o, key, json_type_array);
+	__u32 i;
+	int err;
+
+	if (!arr || json_object_array_length(arr) > max)
+		return bad(r, key, "missing, not an array, or too long");
+	*n = json_object_array_length(arr);
+	for (i = 0; i < *n; i++) {
+		err = one(r, key, json_object_array_get_idx(arr, i), i, out);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int one_addr(struct reader *r, const char *key, struct json_object *v,
+		    __u32 i, void *out)
+{
+	struct xlb_host_addr *a = (struct xlb_host_addr *)out + i;
 	const char *why;
 
 	memset(a, 0, sizeof(*a));
@@ -236,125 +260,94 @@ static int get_addr(struct reader *r, const char *key, struct json_object *v,
 	return 0;
 }
 
-static int get_addrs(struct reader *r, struct json_object *o, const char *key,
-		     struct xlb_host_addr *out, __u32 max, __u32 *n)
+static int one_prefix(struct reader *r, const char *key, struct json_object *v,
+		      __u32 i, void *out)
 {
-	struct json_object *arr = member(o, key, json_type_array);
-	size_t i;
-	int err;
+	struct xlb_host_prefix *p = (struct xlb_host_prefix *)out + i;
+	const char *why;
 
-	if (!arr || json_object_array_length(arr) > max)
-		return bad(r, key, "missing, not an array, or too long");
-	*n = json_object_array_length(arr);
-	for (i = 0; i < *n; i++) {
-		err = get_addr(r, key, json_object_array_get_idx(arr, i), &out[i]);
-		if (err)
-			return err;
-	}
+	memset(p, 0, sizeof(*p));
+	if (!json_object_is_type(v, json_type_string) ||
+	    xlb_prefix_parse(json_object_get_string(v), p->addr, &p->family,
+			     &p->len, &why))
+		return bad(r, key, "not a prefix");
 	return 0;
 }
 
-static int get_prefixes(struct reader *r, struct json_object *o,
-			const char *key, struct xlb_host_prefix *out, __u32 *n)
+static int one_egress(struct reader *r, const char *key, struct json_object *v,
+		      __u32 i, void *out)
 {
-	struct json_object *arr = member(o, key, json_type_array), *v;
-	struct xlb_host_prefix *p;
-	const char *why;
-	size_t i;
+	char (*egress)[IF_NAMESIZE] = out;
 
-	if (!arr || json_object_array_length(arr) > XLB_DECAP_PREFIXES_MAX)
-		return bad(r, key, "missing, not an array, or too long");
-	*n = json_object_array_length(arr);
-	for (i = 0; i < *n; i++) {
-		v = json_object_array_get_idx(arr, i);
-		p = &out[i];
-		memset(p, 0, sizeof(*p));
-		if (!json_object_is_type(v, json_type_string) ||
-		    xlb_prefix_parse(json_object_get_string(v), p->addr,
-				     &p->family, &p->len, &why))
-			return bad(r, key, "not a prefix");
-	}
+	if (!json_object_is_type(v, json_type_string) ||
+	    (size_t)json_object_get_string_len(v) >= IF_NAMESIZE)
+		return bad(r, key, "not an interface name");
+	strcpy(egress[i], json_object_get_string(v));
 	return 0;
+}
+
+static int one_sysctl(struct reader *r, const char *key, struct json_object *v,
+		      __u32 i, void *out)
+{
+	struct xlb_host_sysctl *sc = (struct xlb_host_sysctl *)out + i;
+	char name[XLB_SYSCTL_KEY_LEN];
+	int err;
+
+	err = get_str(r, v, "key", name, sizeof(name)) ?:
+	      get_str(r, v, "old", sc->old, sizeof(sc->old));
+	if (err)
+		return err;
+	/* The name's '.' and '/' swapped back: its path. */
+	xlb_sysctl_name(name, sc->key, sizeof(sc->key));
+	if (strncmp(sc->key, "net/", 4) || strstr(sc->key, ".."))
+		return bad(r, key, "not a network sysctl");
+	return 0;
+}
+
+static int one_neigh(struct reader *r, const char *key, struct json_object *v,
+		     __u32 i, void *out)
+{
+	struct xlb_host_neigh *nb = (struct xlb_host_neigh *)out + i;
+	__u64 ifindex = 0;
+	int err;
+
+	err = one_addr(r, key, member(v, "addr", json_type_string), 0, &nb->addr) ?:
+	      get_str(r, v, "dev", nb->dev, sizeof(nb->dev)) ?:
+	      get_int(r, v, "ifindex", INT32_MAX, &ifindex);
+	nb->ifindex = ifindex;
+	return err;
 }
 
 static int get_settings(struct reader *r, struct json_object *set,
 			struct xlb_host_spec *s)
 {
-	struct json_object *arr, *v;
-	__u64 port;
-	size_t i;
+	__u64 port = 0;
 	int err;
 
-	err = get_addrs(r, set, "vips", s->vips, XLB_DECAP_ADDRS_MAX, &s->n_vips) ?:
-	      get_addrs(r, set, "locals", s->locals, XLB_DECAP_ADDRS_MAX,
-			&s->n_locals) ?:
-	      get_prefixes(r, set, "balancers", s->balancers, &s->n_balancers) ?:
-	      get_prefixes(r, set, "fleet", s->fleet, &s->n_fleet) ?:
+	err = get_array(r, set, "vips", XLB_DECAP_ADDRS_MAX, &s->n_vips,
+			one_addr, s->vips) ?:
+	      get_array(r, set, "locals", XLB_DECAP_ADDRS_MAX, &s->n_locals,
+			one_addr, s->locals) ?:
+	      get_array(r, set, "balancers", XLB_DECAP_PREFIXES_MAX,
+			&s->n_balancers, one_prefix, s->balancers) ?:
+	      get_array(r, set, "fleet", XLB_DECAP_PREFIXES_MAX, &s->n_fleet,
+			one_prefix, s->fleet) ?:
+	      get_array(r, set, "egress", XLB_DECAP_EGRESS_MAX, &s->n_egress,
+			one_egress, s->egress) ?:
 	      get_int(r, set, "gue_port", 65535, &port);
-	if (err)
-		return err;
 	s->gue_port = port;
-	arr = member(set, "egress", json_type_array);
-	if (!arr || json_object_array_length(arr) > XLB_DECAP_EGRESS_MAX)
-		return bad(r, "egress", "missing, not an array, or too long");
-	s->n_egress = json_object_array_length(arr);
-	for (i = 0; i < s->n_egress; i++) {
-		v = json_object_array_get_idx(arr, i);
-		if (!json_object_is_type(v, json_type_string) ||
-		    (size_t)json_object_get_string_len(v) >= IF_NAMESIZE)
-			return bad(r, "egress", "not an interface name");
-		strcpy(s->egress[i], json_object_get_string(v));
-	}
-	return 0;
+	return err;
 }
 
 static int get_changes(struct reader *r, struct json_object *ch,
 		       struct xlb_host_record *rec)
 {
-	struct json_object *arr, *e;
-	char name[XLB_SYSCTL_KEY_LEN];
-	struct xlb_host_neigh *nb;
-	__u64 ifindex;
-	size_t i;
-	int err;
-
-	arr = member(ch, "sysctls", json_type_array);
-	if (!arr || json_object_array_length(arr) > XLB_HOST_MAX_SYSCTLS)
-		return bad(r, "sysctls", "missing, not an array, or too long");
-	rec->n_sysctls = json_object_array_length(arr);
-	for (i = 0; i < rec->n_sysctls; i++) {
-		e = json_object_array_get_idx(arr, i);
-		err = get_str(r, e, "key", name, sizeof(name)) ?:
-		      get_str(r, e, "old", rec->sysctls[i].old,
-			      sizeof(rec->sysctls[i].old));
-		if (err)
-			return err;
-		/* The name's '.' and '/' swapped back: its path. */
-		xlb_sysctl_name(name, rec->sysctls[i].key, sizeof(rec->sysctls[i].key));
-		if (strncmp(rec->sysctls[i].key, "net/", 4) ||
-		    strstr(rec->sysctls[i].key, ".."))
-			return bad(r, "sysctls", "not a network sysctl");
-	}
-	err = get_addrs(r, ch, "vips_added", rec->vips_added, XLB_DECAP_ADDRS_MAX,
-			&rec->n_vips_added);
-	if (err)
-		return err;
-	arr = member(ch, "neighbours", json_type_array);
-	if (!arr || json_object_array_length(arr) > XLB_DECAP_PREFIXES_MAX)
-		return bad(r, "neighbours", "missing, not an array, or too long");
-	rec->n_neigh = json_object_array_length(arr);
-	for (i = 0; i < rec->n_neigh; i++) {
-		e = json_object_array_get_idx(arr, i);
-		nb = &rec->neigh[i];
-		err = get_addr(r, "neighbours", member(e, "addr", json_type_string),
-			       &nb->addr) ?:
-		      get_str(r, e, "dev", nb->dev, sizeof(nb->dev)) ?:
-		      get_int(r, e, "ifindex", INT32_MAX, &ifindex);
-		if (err)
-			return err;
-		nb->ifindex = ifindex;
-	}
-	return 0;
+	return get_array(r, ch, "sysctls", XLB_HOST_MAX_SYSCTLS, &rec->n_sysctls,
+			 one_sysctl, rec->sysctls) ?:
+	       get_array(r, ch, "vips_added", XLB_DECAP_ADDRS_MAX,
+			 &rec->n_vips_added, one_addr, rec->vips_added) ?:
+	       get_array(r, ch, "neighbours", XLB_DECAP_PREFIXES_MAX,
+			 &rec->n_neigh, one_neigh, rec->neigh);
 }
 
 static int parse_record(struct reader *r, struct json_object *o,
