@@ -63,15 +63,20 @@ doc_block() {
 	    -e "s|2001:db8::10|${TOPO_VIP6[1]}|g" -e "s|192\.0\.2\.10|${TOPO_VIP4[1]}|g"
 }
 
-# run_block CASE ACTION VARIANT: the block, in the backend's namespace, as
-# one shell script that stops at the first failing command.
-run_block() {
-	local name=$1 text
-	text=$(doc_block "$2" "$3")
-	if [[ -z $text ]]; then
-		tl_fail "$name" "no block '$2 $3' in docs/backend.md"
-		return 1
-	fi
+# run_blocks CASE ACTION BLOCK...: the blocks, in the backend's namespace,
+# as one shell script (a reader's shell: what one block defines, the next
+# may use) that stops at the first failing command.
+run_blocks() {
+	local name=$1 action=$2 b text= one
+	shift 2
+	for b in "$@"; do
+		one=$(doc_block "$action" "$b")
+		if [[ -z $one ]]; then
+			tl_fail "$name" "no block '$action $b' in docs/backend.md"
+			return 1
+		fi
+		text+=$one$'\n'
+	done
 	if tl_in "$BE" bash -e -o pipefail <<<"$text" >"$E2E_TMP/block" 2>&1; then
 		tl_pass "$name"
 	else
@@ -232,21 +237,14 @@ blocks() {
 refused backend_bare_serves_nothing
 for v in $variants; do
 	strict || { tl_fail "${v}_strict_start" "cannot set rp_filter"; continue; }
-	ok=1
-	for b in $(blocks "$v"); do
-		run_block "${v}_setup_${b}_runs" setup "$b" || { ok=0; break; }
-	done
-	((ok)) || continue
+	run_blocks "${v}_setup_runs" setup $(blocks "$v") || continue
 	served "${v}_backend_serves_both_vips"
 	tl_check "${v}_eth0_filter_kept" test "$(tl_in "$BE" sysctl -n net.ipv4.conf.eth0.rp_filter)" = 1
 	tl_check "${v}_eth0_does_not_forward" test \
 		"$(tl_in "$BE" sysctl -n net.ipv4.conf.eth0.forwarding net.ipv6.conf.eth0.forwarding | tr '\n' ' ')" = "0 0 "
 	silent_about_vips "${v}_backend_silent_about_the_vips"
 	probes_up "${v}_health_probes_up"
-	for b in $(blocks "$v"); do
-		[[ $b == xdp-fleet ]] && continue	# removed with the program
-		run_block "${v}_removal_${b}_runs" remove "$b"
-	done
+	run_blocks "${v}_removal_runs" remove $(blocks "$v" | sed 's/ xdp-fleet//')	# gone with the program
 	as_before "${v}_removal_leaves_nothing"
 	refused "${v}_removed_backend_serves_nothing"
 done
