@@ -11,6 +11,25 @@
 #include "host_decap.h"
 #include "report.h"
 
+/* IPv4 before IPv6, each in address order: the maps' order is the
+ * hash's, which show does not repeat. */
+static int addr_cmp(const void *a, const void *b)
+{
+	const struct xlb_host_addr *x = a, *y = b;
+
+	return x->family != y->family ? x->family - y->family :
+	       memcmp(x->addr, y->addr, sizeof(x->addr));
+}
+
+static int prefix_cmp(const void *a, const void *b)
+{
+	const struct xlb_host_prefix *x = a, *y = b;
+	int c = x->family != y->family ? x->family - y->family :
+		memcmp(x->addr, y->addr, sizeof(x->addr));
+
+	return c ?: x->len - y->len;
+}
+
 static void prefix_of(const struct xlb_decap_prefix *k, struct xlb_host_prefix *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -42,6 +61,10 @@ static void view_content(struct xlb_host_view *v, const struct xlb_decap_content
 		if (!if_indextoname(c->out[i], v->egress[v->n_egress++]))
 			snprintf(v->egress[v->n_egress - 1], IF_NAMESIZE, "if%u",
 				 c->out[i]);
+	qsort(v->vips, v->n_vips, sizeof(v->vips[0]), addr_cmp);
+	qsort(v->tunnel, v->n_tunnel, sizeof(v->tunnel[0]), addr_cmp);
+	qsort(v->fleet, v->n_fleet, sizeof(v->fleet[0]), prefix_cmp);
+	qsort(v->balancers, v->n_balancers, sizeof(v->balancers[0]), prefix_cmp);
 	v->gue_port = c->cfg.gue_port ? ntohs(c->cfg.gue_port) : XLB_GUE_DEFAULT_PORT;
 	v->check_source = c->cfg.flags & XLB_DECAP_F_CHECK_SOURCE;
 }
