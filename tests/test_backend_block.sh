@@ -7,9 +7,10 @@
 # and xlb replaced by the topology's and this build's. The backend starts
 # as a distribution might leave it: strict reverse-path filtering, ARP
 # answered for any local address, forwarding off.
-# For each variant this kernel can run (`xlb host setup`, the command;
-# the tunnel devices where it has the ipip and ip6tnl drivers, as in the
-# vmtest VM; decap.bpf.o by hand everywhere), each from that strict start:
+# For each variant this kernel can run (`xlb host setup`, the command, and
+# by hand decap.bpf.o everywhere; the tunnel devices, by the command and by
+# hand, where it has the ipip and ip6tnl drivers, as in the vmtest VM),
+# each from that strict start:
 #  - the setup blocks run, and TCP and UDP connections to both VIPs, from
 #    a client through the balancer, are answered by that backend;
 #  - eth0 keeps its strict reverse-path filtering, and does not forward;
@@ -219,16 +220,20 @@ probe=xlbt$TL_TAG-tun
 variants="command xdp"
 if ip netns add "$probe" 2>/dev/null; then
 	ip -n "$probe" link add t4 type ipip external 2>/dev/null &&
-		ip -n "$probe" link add t6 type ip6tnl external 2>/dev/null && variants="command kernel xdp"
+		ip -n "$probe" link add t6 type ip6tnl external 2>/dev/null &&
+		variants="command command-kernel kernel xdp"
 	ip netns del "$probe"
 fi
 echo "  variants this kernel runs: $variants"
 
-# The blocks of a variant, in order: the command's is one; by hand, the
-# decapsulation's (decap.bpf.o's with the second chance's), then the VIPs'.
+# blocks VARIANT ACTION: the blocks of a variant, in order: the command's
+# is one (with --decap kernel too, whose removal is the same teardown); by
+# hand, the decapsulation's (decap.bpf.o's with the second chance's), then
+# the VIPs'.
 blocks() {
 	case $1 in
 	command) echo command ;;
+	command-kernel) [[ $2 == setup ]] && echo command-kernel || echo command ;;
 	xdp) echo xdp xdp-fleet common ;;
 	*) echo "$1" common ;;
 	esac
@@ -237,14 +242,14 @@ blocks() {
 refused backend_bare_serves_nothing
 for v in $variants; do
 	strict || { tl_fail "${v}_strict_start" "cannot set rp_filter"; continue; }
-	run_blocks "${v}_setup_runs" setup $(blocks "$v") || continue
+	run_blocks "${v}_setup_runs" setup $(blocks "$v" setup) || continue
 	served "${v}_backend_serves_both_vips"
 	tl_check "${v}_eth0_filter_kept" test "$(tl_in "$BE" sysctl -n net.ipv4.conf.eth0.rp_filter)" = 1
 	tl_check "${v}_eth0_does_not_forward" test \
 		"$(tl_in "$BE" sysctl -n net.ipv4.conf.eth0.forwarding net.ipv6.conf.eth0.forwarding | tr '\n' ' ')" = "0 0 "
 	silent_about_vips "${v}_backend_silent_about_the_vips"
 	probes_up "${v}_health_probes_up"
-	run_blocks "${v}_removal_runs" remove $(blocks "$v" | sed 's/ xdp-fleet//')	# gone with the program
+	run_blocks "${v}_removal_runs" remove $(blocks "$v" remove | sed 's/ xdp-fleet//')	# gone with the program
 	as_before "${v}_removal_leaves_nothing"
 	refused "${v}_removed_backend_serves_nothing"
 done
