@@ -33,7 +33,7 @@ static int host_help(void)
 {
 	printf("Usage: " SETUP_USAGE "\n"
 	       "       xlb host show            (-j: JSON)\n"
-	       "       " STATS_USAGE "    (-j: JSON)\n"
+	       "       " STATS_USAGE "  (-j: JSON)\n"
 	       "       " TEARDOWN_USAGE "\n"
 	       "       xlb host help\n"
 	       "Set this network namespace up as a backend of xlb's balancers, on DEV,\n"
@@ -51,7 +51,8 @@ static int host_help(void)
 	       "                    second chance); without it nothing is. Turns on\n"
 	       "                    forwarding on lo (never on DEV), and gives each\n"
 	       "                    member named by its address a managed neighbour entry\n"
-	       "  --egress IFACE    interfaces besides DEV a passed-on packet may leave by\n"
+	       "  --egress IFACE    interfaces besides the receiving one that a passed-on\n"
+	       "                    packet may leave by\n"
 	       "  --gue-port P      the GUE port (default %u), as the balancers' gue-port\n"
 	       "  --local ADDR      a tunnel address besides DEV's own\n"
 	       "Lists: repeat the option or separate by commas. Everything is checked\n"
