@@ -44,9 +44,11 @@ SAN_CC       ?= $(CLANG)
 SAN_CFLAGS   ?= -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=undefined
 # The tests of the command line and the loader: every test_cli_*.sh and
-# test_loader_*.sh, and the other scripts that drive xlb on an instance.
+# test_loader_*.sh, and the other scripts that drive xlb on an instance
+# or on a backend host.
 SAN_TESTS    ?= $(wildcard tests/test_cli_*.sh tests/test_loader_*.sh) \
-                tests/test_conntrack_cli.sh tests/test_corrupt_records.sh
+                tests/test_conntrack_cli.sh tests/test_corrupt_records.sh \
+                tests/test_host_setup.sh
 
 .PHONY: fuzz fuzz-build fuzz-seeds check-sanitize
 
