@@ -133,7 +133,7 @@ XLB_INLINE bool parse_outer(void *data, void *data_end, struct outer *o)
 	if ((void *)(eth + 1) > data_end)
 		return false;
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
-		if ((void *)(ip4 + 1) > data_end || ip4->ihl < 5 ||
+		if ((void *)(ip4 + 1) > data_end || ip4->version != 4 || ip4->ihl < 5 ||
 		    ip4->frag_off & bpf_htons(0x3fff))
 			return false;
 		o->family = XLB_AF_INET;
@@ -144,7 +144,7 @@ XLB_INLINE bool parse_outer(void *data, void *data_end, struct outer *o)
 		return true;
 	}
 	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
-		if ((void *)(ip6 + 1) > data_end)
+		if ((void *)(ip6 + 1) > data_end || ip6->version != 6)
 			return false;
 		o->family = XLB_AF_INET6;
 		o->proto = ip6->nexthdr;
@@ -527,6 +527,10 @@ XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *
 	rc = prev_check(prev, o->family);
 	if (rc)
 		return rc;
+	/* What leaves from this host's address carries no IPv4 options the
+	 * sender wrote (a source route among them); balancers send none. */
+	if (o->len != sizeof(*ip4) && o->family == XLB_AF_INET)
+		return -XLB_DECAP_DROP_BAD_HEADER;
 	if (o->family == XLB_AF_INET) {
 		if ((void *)(ip4 + 1) > data_end)
 			return -XLB_DECAP_ABORTED;
@@ -534,7 +538,9 @@ XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *
 		src[0] = ip4->saddr;
 		dst[0] = ip4->daddr;
 		fib.family = DECAP_SYS_AF_INET;
-		fib.tot_len = bpf_ntohs(ip4->tot_len);
+		/* The frame's size, not the header's word for it: the MTU
+		 * check is of what leaves. */
+		fib.tot_len = (__u16)(data_end - (void *)ip4);
 		fib.ipv4_src = dst[0];
 		fib.ipv4_dst = prev[0];
 	} else {
@@ -544,7 +550,7 @@ XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *
 		__builtin_memcpy(src, &ip6->saddr, sizeof(src));
 		__builtin_memcpy(dst, &ip6->daddr, sizeof(dst));
 		fib.family = DECAP_SYS_AF_INET6;
-		fib.tot_len = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
+		fib.tot_len = (__u16)(data_end - (void *)ip6);
 		__builtin_memcpy(fib.ipv6_src, dst, sizeof(fib.ipv6_src));
 		__builtin_memcpy(fib.ipv6_dst, prev, sizeof(fib.ipv6_dst));
 	}
@@ -561,7 +567,7 @@ XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *
 	/* A local, broadcast or multicast route: an address of this host
 	 * that is not a tunnel endpoint, or a subnet's broadcast. */
 	case BPF_FIB_LKUP_RET_NOT_FWDED:
-		return -XLB_DECAP_DROP_PREV_MARTIAN;
+		return -XLB_DECAP_DROP_PREV_LOCAL;
 	case BPF_FIB_LKUP_RET_NO_NEIGH:
 		return -XLB_DECAP_DROP_NO_NEIGH;
 	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
@@ -650,8 +656,10 @@ XLB_INLINE int gue(struct xdp_md *ctx, const struct outer *o,
 	__u32 reason;
 	int ret;
 
-	if ((void *)(udp + 1) > data_end)
+	if ((void *)(udp + 1) > data_end) {
+		count(XLB_DECAP_ABORTED, bytes);	/* tunnelled() checked it */
 		return XDP_ABORTED;
+	}
 	ret = parse_gue(udp, data_end, o, &g);
 	if (!ret && !source_ok(c, o, g.priv.family != XLB_AF_NONE && g.priv.hops))
 		ret = -XLB_DECAP_DROP_SOURCE;

@@ -68,7 +68,8 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_decap_addr) == 20, "xlb_decap_addr layout");
  * xlb_decap_fleet and xlb_decap_lbs, LPM tries of prefixes (values: __u32
  * 1). The prefix covers the family byte too, so one trie holds both
  * families and an IPv4 prefix never matches an IPv6 address:
- * prefixlen = 8 * offsetof(addr) + the prefix's own length.
+ * prefixlen = XLB_DECAP_PREFIX_BASE (the family byte and the padding, in
+ * bits) + the prefix's own length.
  */
 struct xlb_decap_prefix {
 	__u32 prefixlen;	/* XLB_DECAP_PREFIX_BASE + bits */
@@ -78,6 +79,9 @@ struct xlb_decap_prefix {
 };
 XLB_STATIC_ASSERT(sizeof(struct xlb_decap_prefix) == 24, "xlb_decap_prefix layout");
 #define XLB_DECAP_PREFIX_BASE	32	/* family + pad, in bits */
+XLB_STATIC_ASSERT(XLB_DECAP_PREFIX_BASE == 8 * (__builtin_offsetof(struct xlb_decap_prefix, addr) -
+					    __builtin_offsetof(struct xlb_decap_prefix, family)),
+		  "xlb_decap_prefix: the base is what precedes addr in the trie's data");
 
 /* xlb_decap_out, a hash of ifindex (__u32) to __u32 1: the interfaces,
  * besides the one a packet arrived on, that a forwarded packet may leave
@@ -103,6 +107,7 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_decap_prefix) == 24, "xlb_decap_prefix layou
 	X(DROP_PREV_MARTIAN,	"drop_prev_martian")			\
 	X(DROP_PREV_NOT_FLEET,	"drop_prev_not_fleet")			\
 	X(DROP_EGRESS,		"drop_egress")				\
+	X(DROP_PREV_LOCAL,	"drop_prev_local")			\
 	X(DROP_BAD_HEADER,	"drop_bad_header")			\
 	X(DROP_TRUNCATED,	"drop_truncated")			\
 	X(DROP_BAD_PROTO,	"drop_bad_proto")			\

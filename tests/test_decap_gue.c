@@ -791,9 +791,14 @@ static void a_strangers_tunnelled_packet_is_dropped(void)
 	g4.hops = g6.hops = 1;
 	expect_drop(frame, gue_frame(&g4, &ack4, frame), XLB_DECAP_DROP_SOURCE,
 		    "forwarded, from a stranger");
+	expect_drop(frame, gue_frame(&g6, &ack6, frame), XLB_DECAP_DROP_SOURCE,
+		    "forwarded, from a stranger, IPv6");
 	g4.src = BALANCER4;
+	g6.src = BALANCER6;
 	expect_drop(frame, gue_frame(&g4, &ack4, frame), XLB_DECAP_DROP_SOURCE,
 		    "forwarded, from a balancer");
+	expect_drop(frame, gue_frame(&g6, &ack6, frame), XLB_DECAP_DROP_SOURCE,
+		    "forwarded, from a balancer, IPv6");
 	g4.src = PREV4_TX;
 	g6.src = PREV6_TX;
 	expect_decap(&g4, &ack4, XLB_DECAP_PASS_FORWARDED, "forwarded, from the fleet");
@@ -839,24 +844,32 @@ static void an_inner_packet_not_for_a_vip_is_dropped(void)
 }
 
 /* A previous backend no packet may go to, whatever the routes say, is
- * dropped: though the fleet's prefixes held it. */
+ * dropped: though the fleet's prefixes held it. One the routes make local
+ * (a subnet's broadcast, an address of this host that is no tunnel's) is
+ * dropped under a reason of its own. */
 static void a_martian_previous_backend_is_dropped(void)
 {
-	static const struct { int fam; const char *prev; const char *fleet; } cases[] = {
-		{ 4, "0.0.0.0", "0.0.0.0/0" },
-		{ 4, "255.255.255.255", "0.0.0.0/0" },
-		{ 4, "224.0.0.1", "0.0.0.0/0" },
-		{ 4, "240.0.0.1", "0.0.0.0/0" },
-		{ 4, "127.0.0.1", "0.0.0.0/0" },
-		{ 4, "198.51.100.127", "198.51.100.0/24" },	/* the subnet's broadcast */
-		{ 4, OTHER_LOCAL4, "198.51.100.0/24" },		/* local, no tunnel's */
-		{ 4, "169.254.1.1", "169.254.0.0/16" },		/* link-local via a gateway */
-		{ 6, "::", "::/0" },
-		{ 6, "::1", "::/0" },
-		{ 6, "::ffff:198.51.100.99", "::/0" },
-		{ 6, "::198.51.100.99", "::/0" },
-		{ 6, "ff02::1", "::/0" },
-		{ 6, "ff0e::1", "::/0" },
+	static const struct { int fam; const char *prev; const char *fleet;
+			      enum xlb_decap_stat reason; } cases[] = {
+		{ 4, "0.0.0.0", "0.0.0.0/0", XLB_DECAP_DROP_PREV_MARTIAN },
+		{ 4, "0.1.2.3", "0.0.0.0/0", XLB_DECAP_DROP_PREV_MARTIAN },
+		{ 4, "255.255.255.255", "0.0.0.0/0", XLB_DECAP_DROP_PREV_MARTIAN },
+		{ 4, "224.0.0.1", "0.0.0.0/0", XLB_DECAP_DROP_PREV_MARTIAN },
+		{ 4, "239.255.0.1", "0.0.0.0/0", XLB_DECAP_DROP_PREV_MARTIAN },
+		{ 4, "240.0.0.1", "0.0.0.0/0", XLB_DECAP_DROP_PREV_MARTIAN },
+		{ 4, "127.0.0.1", "0.0.0.0/0", XLB_DECAP_DROP_PREV_MARTIAN },
+		{ 4, "127.1.2.3", "0.0.0.0/0", XLB_DECAP_DROP_PREV_MARTIAN },
+		/* link-local, reached through a gateway: not its own link */
+		{ 4, "169.254.1.1", "169.254.0.0/16", XLB_DECAP_DROP_PREV_MARTIAN },
+		{ 6, "::", "::/0", XLB_DECAP_DROP_PREV_MARTIAN },
+		{ 6, "::1", "::/0", XLB_DECAP_DROP_PREV_MARTIAN },
+		{ 6, "::ffff:198.51.100.99", "::/0", XLB_DECAP_DROP_PREV_MARTIAN },
+		{ 6, "::198.51.100.99", "::/0", XLB_DECAP_DROP_PREV_MARTIAN },
+		{ 6, "ff02::1", "::/0", XLB_DECAP_DROP_PREV_MARTIAN },
+		{ 6, "ff0e::1", "::/0", XLB_DECAP_DROP_PREV_MARTIAN },
+		{ 4, "198.51.100.127", "198.51.100.0/24", XLB_DECAP_DROP_PREV_LOCAL },
+		{ 4, OTHER_LOCAL4, "198.51.100.0/24", XLB_DECAP_DROP_PREV_LOCAL },
+		{ 6, "2001:db8:101::1", "2001:db8:101::/64", XLB_DECAP_DROP_PREV_LOCAL },
 	};
 	__u8 frame[PKT_MAX];
 	size_t i;
@@ -870,8 +883,7 @@ static void a_martian_previous_backend_is_dropped(void)
 
 		if (!ASSERT_OK(decap_trust_prefix(t.maps.fleet, cases[i].fleet), cases[i].fleet))
 			return;
-		expect_drop(frame, gue_frame(&g, &ack, frame), XLB_DECAP_DROP_PREV_MARTIAN,
-			    cases[i].prev);
+		expect_drop(frame, gue_frame(&g, &ack, frame), cases[i].reason, cases[i].prev);
 		ASSERT_OK(decap_untrust_prefix(t.maps.fleet, cases[i].fleet), cases[i].fleet);
 	}
 }
@@ -901,6 +913,30 @@ static void outside_the_fleet_or_its_interfaces_is_dropped(void)
 		    "by another interface, IPv6");
 	ASSERT_OK(decap_allow_egress(t.maps.out, (__u32)t.env.ifindex_other, 1),
 		  "other allowed again");
+}
+
+/* An outer IPv4 header with options is never forwarded: what leaves from
+ * this host's address carries nothing the sender wrote there (a source
+ * route, say). Passed up, it would be the same packet as without. */
+static void outer_options_are_not_forwarded(void)
+{
+	struct gue_frame g = G4(PREV4_TX);
+	struct inner ack = TCP(4, PORT_UNKNOWN, PKT_TCP_ACK);
+	__u8 frame[PKT_MAX], *ip = frame + PKT_ETH_LEN;
+	size_t len;
+
+	if (!setup())
+		return;
+	len = gue_frame(&g, &ack, frame);
+	if (!ASSERT_GT(len, 0, "frame"))
+		return;
+	memmove(ip + 24, ip + 20, len - PKT_ETH_LEN - 20);
+	memcpy(ip + 20, "\x83\x03\x04\x00", 4);	/* LSRR, empty */
+	ip[0] = 0x46;
+	pkt_put16(ip + 2, pkt_get16(ip + 2) + 4);
+	pkt_put16(ip + 10, 0);
+	pkt_put16(ip + 10, pkt_fold(pkt_sum(ip, 24, 0)));
+	expect_drop(frame, len + 4, XLB_DECAP_DROP_BAD_HEADER, "a source route");
 }
 
 /* Nothing trusted, nothing done: the program as its load leaves it
@@ -1227,5 +1263,6 @@ TEST_MAIN(TEST(decapsulates_every_family_pair),
 	  TEST(an_inner_packet_not_for_a_vip_is_dropped),
 	  TEST(a_martian_previous_backend_is_dropped),
 	  TEST(outside_the_fleet_or_its_interfaces_is_dropped),
+	  TEST(outer_options_are_not_forwarded),
 	  TEST(with_empty_maps_nothing_is_decapsulated),
 	  TEST(live_forward_reaches_the_previous_backend))
