@@ -95,6 +95,14 @@ static int too_many(const char *opt, unsigned int max)
 	return -E2BIG;
 }
 
+/* IPv4's link-local 169.254/16 (xlb_addr_parse() refuses IPv6's). */
+static bool link_local(const __be32 *addr, __u8 family)
+{
+	const __u8 *b = (const __u8 *)addr;
+
+	return family == XLB_AF_INET && b[0] == 169 && b[1] == 254;
+}
+
 /* An address into set (each once). */
 static int add_addr(const char *opt, const char *item, struct xlb_host_addr *set,
 		    __u32 *n, __u32 max)
@@ -105,6 +113,12 @@ static int add_addr(const char *opt, const char *item, struct xlb_host_addr *set
 
 	if (xlb_addr_parse(item, a.addr, &a.family, &why)) {
 		p_err("bad %s '%s': %s", opt, item, why);
+		return -EINVAL;
+	}
+	/* A tunnel address is the source of what this host passes on: an
+	 * address of one link only would be valid on none of the others. */
+	if (link_local(a.addr, a.family)) {
+		p_err("bad %s '%s': link-local address: give a routable one", opt, item);
 		return -EINVAL;
 	}
 	for (i = 0; i < *n; i++)

@@ -47,6 +47,10 @@ int xlb_addr_parse(const char *s, __be32 addr[4], __u8 *family,
 			*why = "unspecified address";
 			return -EINVAL;
 		}
+		if (b[0] == 0) {
+			*why = "address in 0.0.0.0/8, which names no host";
+			return -EINVAL;
+		}
 		if (b[0] >= 224) {
 			*why = "multicast or reserved address";
 			return -EINVAL;
