@@ -222,6 +222,8 @@ refused() {
 refused unknown_device "no device eth9" setup eth9 --vip "$VIPS"
 refused bad_address "bad --vip '192.0.2.300'" setup eth0 --vip 192.0.2.300
 refused bad_local "bad --local 'nowhere'" setup eth0 --vip "$VIPS" --local nowhere
+refused local_link_local "bad --local '169.254.1.1': link-local" setup eth0 --vip "$VIPS" --local 169.254.1.1
+refused local_in_zero_net "bad --local '0.1.2.3': address in 0.0.0.0/8" setup eth0 --vip "$VIPS" --local 0.1.2.3
 refused bad_prefix_length "bad --fleet '198.51.100.0/33'" setup eth0 --vip "$VIPS" --fleet 198.51.100.0/33
 refused prefix_with_host_bits "host bits set" setup eth0 --vip "$VIPS" --balancers 198.51.100.1/24
 refused ipv6_prefix_with_host_bits "host bits set" setup eth0 --vip "$VIPS" --fleet 2001:db8:b::1/64
