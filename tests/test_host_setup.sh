@@ -224,6 +224,7 @@ refused bad_address "bad --vip '192.0.2.300'" setup eth0 --vip 192.0.2.300
 refused bad_local "bad --local 'nowhere'" setup eth0 --vip "$VIPS" --local nowhere
 refused local_link_local "bad --local '169.254.1.1': link-local" setup eth0 --vip "$VIPS" --local 169.254.1.1
 refused local_in_zero_net "bad --local '0.1.2.3': address in 0.0.0.0/8" setup eth0 --vip "$VIPS" --local 0.1.2.3
+refused local_not_this_hosts "--local 203.0.113.77 is not an address of this host" setup eth0 --vip "$VIPS" --local 203.0.113.77
 refused bad_prefix_length "bad --fleet '198.51.100.0/33'" setup eth0 --vip "$VIPS" --fleet 198.51.100.0/33
 refused prefix_with_host_bits "host bits set" setup eth0 --vip "$VIPS" --balancers 198.51.100.1/24
 refused ipv6_prefix_with_host_bits "host bits set" setup eth0 --vip "$VIPS" --fleet 2001:db8:b::1/64
@@ -271,6 +272,24 @@ else
 	tl_fail failed_write_is_rolled_back "exit $rc: $(cat "$TMP/err")"
 fi
 tl_in "$NS" sysctl -qw net.ipv6.conf.lo.disable_ipv6=0
+
+# A fleet member behind an IPv6 router: its next hop, and so the managed
+# neighbour entry, is the router's link-local address, which the record
+# holds and reads back; teardown removes the entry and leaves the rest.
+tl_in "$NS" ip -6 route add 2001:db8:99::/64 via fe80::1 dev eth0
+snapshot "$TMP/c.before"
+h host setup eth0 --vip 192.0.2.10 --fleet 2001:db8:99::5/128 2>"$TMP/err" &&
+hop=$(h -j host show 2>>"$TMP/err" | jq -r '[.changed.neighbours[]?.addr] | join(",")') &&
+h host teardown eth0 2>>"$TMP/err"
+rc=$?
+snapshot "$TMP/c.after"
+if [[ $rc -eq 0 && $(tl_in "$NS" ip -6 neigh show fe80::1 dev eth0) == "" ]] &&
+   same "$TMP/c.before" "$TMP/c.after" && nothing_left; then
+	tl_pass link_local_next_hop_recorded_and_removed
+else
+	tl_fail link_local_next_hop_recorded_and_removed "exit $rc, hops '${hop:-}': $(cat "$TMP/err")"
+fi
+tl_in "$NS" ip -6 route del 2001:db8:99::/64 via fe80::1 dev eth0
 
 # ---- two namespaces, one bpffs ----
 h2() { tl_in "$NS2" "$XLB" "$@"; }

@@ -669,9 +669,30 @@ static int plan_check(struct xlb_host *h, struct plan *p,
 		p_err("cannot list the addresses of %s: %s", s->dev, strerror(-err));
 		return err;
 	}
-	for (i = 0; i < s->n_locals; i++)
-		if (!addr_in(p->tunnel, n, &s->locals[i]) && n < XLB_DECAP_ADDRS_MAX)
-			p->tunnel[n++] = s->locals[i];
+	for (i = 0; i < s->n_locals; i++) {
+		bool local;
+
+		/* Only the host's own: the program takes what arrives for a
+		 * tunnel address as this host's. */
+		err = xlb_host_addr_local(&h->nl, &s->locals[i], &local);
+		if (err) {
+			p_err("cannot look up --local %s: %s", addr_s(&s->locals[i], a),
+			      strerror(-err));
+			return err;
+		}
+		if (!local) {
+			p_err("--local %s is not an address of this host", addr_s(&s->locals[i], a));
+			return -EINVAL;
+		}
+		if (addr_in(p->tunnel, n, &s->locals[i]))
+			continue;
+		if (n == XLB_DECAP_ADDRS_MAX) {
+			p_err("more than %u tunnel addresses (%s's and --local)",
+			      XLB_DECAP_ADDRS_MAX, s->dev);
+			return -E2BIG;
+		}
+		p->tunnel[n++] = s->locals[i];
+	}
 	p->n_tunnel = n;
 	if (s->decap == XLB_HOST_DECAP_XDP && !n) {
 		p_err("%s has no address of global scope and no --local is given: the balancers would have no address to send to",

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <json-c/json.h>
 
 #include "addr.h"
@@ -304,6 +305,23 @@ static int one_sysctl(struct reader *r, const char *key, struct json_object *v,
 	return 0;
 }
 
+/* A next hop's address: a gateway's may be link-local (fe80::1), which
+ * no VIP or tunnel address is, so not xlb_addr_parse(). */
+static int one_hop(struct reader *r, const char *key, struct json_object *v,
+		   struct xlb_host_addr *a)
+{
+	const char *s = v ? json_object_get_string(v) : NULL;
+
+	memset(a, 0, sizeof(*a));
+	if (s && inet_pton(AF_INET, s, a->addr) == 1)
+		a->family = XLB_AF_INET;
+	else if (s && inet_pton(AF_INET6, s, a->addr) == 1)
+		a->family = XLB_AF_INET6;
+	else
+		return bad(r, key, "not an address");
+	return 0;
+}
+
 static int one_neigh(struct reader *r, const char *key, struct json_object *v,
 		     __u32 i, void *out)
 {
@@ -311,7 +329,7 @@ static int one_neigh(struct reader *r, const char *key, struct json_object *v,
 	__u64 ifindex = 0;
 	int err;
 
-	err = one_addr(r, key, member(v, "addr", json_type_string), 0, &nb->addr) ?:
+	err = one_hop(r, key, member(v, "addr", json_type_string), &nb->addr) ?:
 	      get_str(r, v, "dev", nb->dev, sizeof(nb->dev)) ?:
 	      get_int(r, v, "ifindex", INT32_MAX, &ifindex);
 	nb->ifindex = ifindex;

@@ -50,6 +50,11 @@ int xlb_sysctl_write(const char *key, const char *value);
 /* The name sysctl(8) gives it: "net.ipv4.conf.eth0.arp_ignore". */
 const char *xlb_sysctl_name(const char *key, char *buf, size_t len);
 
+/* Is a an address of this host: does the kernel route it as local? 0 and
+ * *local, or -errno. */
+int xlb_host_addr_local(struct xlb_rtnl *nl, const struct xlb_host_addr *a,
+			bool *local);
+
 /* The addresses of ifindex, of global scope only when global (those the
  * balancers can send to), at most max of them into out; -E2BIG past max. */
 int xlb_host_addrs(struct xlb_rtnl *nl, int ifindex, bool global,
