@@ -21,7 +21,7 @@
 # Exit status 0 only when the suite ran and nothing failed.
 #
 # Environment:
-#   VMTEST_TIMEOUT=S         kill the VM after S seconds (default 2400)
+#   VMTEST_TIMEOUT=S         kill the VM after S seconds (default 3600)
 #   VMTEST_PATTERN=P         only the tests whose file name contains P
 #   VMTEST_KVM=auto|0|1      KVM when it answers a quick probe (default),
 #                            never, or always
@@ -50,7 +50,7 @@ top=$(pwd)
 build=${BUILD:-build}
 [[ $build == /* ]] || build=$top/$build
 cache=$build/vmtest
-timeout=${VMTEST_TIMEOUT:-2400}
+timeout=${VMTEST_TIMEOUT:-3600}
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || die "VMTEST_TIMEOUT=$timeout is not a number of seconds"
 
 # The modules init.sh loads to reach the host's /; vmtest/modules lists
