@@ -170,6 +170,27 @@ if x apply "$TMP/be4095.json" && [[ $(x -j show | jq '[.vips[].backends | length
 	tl_check a_blocked_reader_holds_no_lock test $? -eq 0
 	x vip del 192.0.2.21:80/tcp
 	wait
+	# Every record in use: the big VIP's 4090 backends replaced by 4090
+	# others fits, as the records of those removed are freed first; one
+	# more does not. The same with a new table size (built anew).
+	others() { # FIRST COUNT [TABLE_SIZE]: the big VIP with other backends
+		jq --argjson first "$1" --argjson n "$2" --argjson m "${3:-null}" \
+			'.vips[0].backends = [range($first; $first + $n) |
+				{addr: ("2001:db8:c::" + (. | tostring))}] |
+			 if $m then .vips[0].table_size = $m else . end' "$TMP/be4095.json"
+	}
+	big() { x -j show | jq -r '.vips[] | select(.vip == "[2001:db8:f::1]:80/tcp") |
+		"\(.table_size) \(.backends | length) \([.backends[].addr | select(startswith("2001:db8:c::"))] | length)"'; }
+	others 1 4091 >"$TMP/be-others4091.json"
+	bad full_set_replacement_that_does_not_fit "too many backends: 1 more needed, 0 free (limit 4095 over all VIPs)" \
+		apply "$TMP/be-others4091.json"
+	others 1 4090 >"$TMP/be-others.json"
+	m=$(big | cut -d' ' -f1)
+	x apply "$TMP/be-others.json" 2>/dev/null
+	tl_check full_set_replaced_by_another test "$(big)" = "$m 4090 4090"
+	others 5001 4090 65537 >"$TMP/be-others-m.json"
+	x apply "$TMP/be-others-m.json" 2>/dev/null
+	tl_check full_set_replaced_with_a_new_table_size test "$(big)" = "65537 4090 4090"
 else
 	tl_fail limit_backends "could not configure 4095 backends"
 fi

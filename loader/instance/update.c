@@ -948,9 +948,11 @@ int xlb_vip_check(const struct xlb_state *st, const struct xlb_vip_key *key,
 		      "%s: too many VIPs (limit %d)", what, XLB_MAX_VIPS);
 		return -EINVAL;
 	}
-	if (d.adds > ids_free) {
+	/* The records of the backends it removes can be freed first
+	 * (xlb_vip_converge_mode() does when it must). */
+	if (d.adds > ids_free + d.removes) {
 		p_err("%s: too many backends: %zu more needed, %zu free (limit %d over all VIPs)",
-		      what, d.adds, ids_free, XLB_BACKEND_IDS);
+		      what, d.adds - d.removes, ids_free, XLB_BACKEND_IDS);
 		return -EINVAL;
 	}
 	return 0;
@@ -1184,6 +1186,41 @@ static bool history_is(const struct xlb_instance *inst,
 	return same;
 }
 
+/*
+ * A change that fits only once the backends it removes are gone (a full
+ * set replaced by another when the records are all in use): first the VIP
+ * with only the backends it keeps (none when its table is built anew),
+ * which frees the others' records, then the change itself. Between the
+ * two, the removed backends' slots are the kept ones' (or empty, their
+ * packets dropped as drop_no_backend): the same VIP both sides of it,
+ * and every record in use named by one table at any moment.
+ */
+static int free_replaced_first(struct xlb_instance *inst, struct xlb_state *st,
+			       struct xlb_state_vip *v, bool rebuild,
+			       const struct xlb_want *want, size_t n)
+{
+	char name[XLB_VIP_STRLEN];
+	struct xlb_want *kept;
+	size_t i, nk = 0;
+	int err;
+
+	kept = malloc((n ? n : 1) * sizeof(*kept));
+	if (!kept) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < n && !rebuild; i++)
+		if (xlb_state_backend_find(st, v->vip.id, want[i].addr,
+					   want[i].family))
+			kept[nk++] = want[i];
+	if (!made.rehearsal)
+		p_info("xlb: %s: the records of the backends it removes are freed first, to make room for those it adds: for a moment it has only the %zu it keeps",
+		       xlb_vip_str(&v->key, name, sizeof(name)), nk);
+	err = vip_modify(inst, st, v, v->vip.flags & XLB_VIP_F_MODE, kept, nk);
+	free(kept);
+	return err;
+}
+
 int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
 			  const struct xlb_vip_key *key, __u32 m, __u32 mode,
 			  const struct xlb_history *hist,
@@ -1222,6 +1259,12 @@ int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
 	err = xlb_update_pending(inst, st);
 	if (err)
 		return err;
+	if (v && d.adds > xlb_backend_ids_free(st)) {
+		err = free_replaced_first(inst, st, v, d.rebuild, want, n);
+		if (err)
+			return err;
+		v = xlb_state_vip_find(st, key);
+	}
 	given_history = hist;
 	if (d.rebuild)
 		err = vip_build(inst, st, key, m, mode, want, n);
