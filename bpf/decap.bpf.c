@@ -256,27 +256,39 @@ XLB_INLINE bool source_ok(const struct xlb_decap_config *c,
 			   o->family, o->src);
 }
 
-/* The inner packet at inner, of the family: 0 when its IP header is
- * whole and for one of this host's VIPs, else -reason. */
+/*
+ * The inner packet at inner, of the family: 0 when its IP header is
+ * whole, its length no more than the bytes present and for one of this
+ * host's VIPs, else -reason. The length is the sender's word: what the
+ * socket lookup reads and what the stack is handed must be there, and an
+ * IPv4 length short of its own header names no packet at all.
+ */
 XLB_INLINE int inner_check(const __u8 *inner, void *data_end, __u8 family)
 {
 	const struct iphdr *ip4 = (const void *)inner;
 	const struct ipv6hdr *ip6 = (const void *)inner;
 	__be32 dst[4];
+	__u32 len;
 
 	if (family == XLB_AF_INET) {
 		if ((void *)(ip4 + 1) > data_end)
 			return -XLB_DECAP_DROP_TRUNCATED;
 		if (ip4->version != 4)
 			return -XLB_DECAP_DROP_BAD_PROTO;
+		len = bpf_ntohs(ip4->tot_len);
+		if (len < sizeof(*ip4) || len < ip4->ihl * 4U)
+			return -XLB_DECAP_DROP_INNER_TRUNCATED;
 		dst[0] = ip4->daddr;
 	} else {
 		if ((void *)(ip6 + 1) > data_end)
 			return -XLB_DECAP_DROP_TRUNCATED;
 		if (ip6->version != 6)
 			return -XLB_DECAP_DROP_BAD_PROTO;
+		len = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
 		__builtin_memcpy(dst, &ip6->daddr, sizeof(dst));
 	}
+	if ((void *)(inner + len) > data_end)
+		return -XLB_DECAP_DROP_INNER_TRUNCATED;
 	if (!(addr_kind(family, dst) & XLB_DECAP_ADDR_VIP))
 		return -XLB_DECAP_DROP_INNER_NOT_LOCAL;
 	return 0;

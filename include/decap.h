@@ -91,7 +91,8 @@ XLB_STATIC_ASSERT(XLB_DECAP_PREFIX_BASE == 8 * (__builtin_offsetof(struct xlb_de
  * What became of each tunnelled packet the program saw (frames that are
  * not tunnelled, IPIP or UDP to the GUE port, pass uncounted): each counts
  * exactly one of these, in a per-CPU array of struct xlb_counter indexed
- * by the enum. One list gives the enum and the names.
+ * by the enum. One list gives the enum and the names; a new reason goes
+ * at its end, so that the indexes readers know keep their meaning.
  */
 #define XLB_DECAP_STAT_LIST(X)						\
 	X(PASS_IPIP,		"pass_ipip")				\
@@ -117,7 +118,8 @@ XLB_STATIC_ASSERT(XLB_DECAP_PREFIX_BASE == 8 * (__builtin_offsetof(struct xlb_de
 	X(DROP_NO_NEIGH,	"drop_no_neigh")			\
 	X(DROP_TOO_BIG,		"drop_too_big")				\
 	X(DROP_FWD_DISABLED,	"drop_fwd_disabled")			\
-	X(ABORTED,		"aborted")
+	X(ABORTED,		"aborted")				\
+	X(DROP_INNER_TRUNCATED,	"drop_inner_truncated")
 
 #define XLB_DECAP_STAT_ENUM(name, str) XLB_DECAP_##name,
 enum xlb_decap_stat {

@@ -5,7 +5,8 @@
  * the mixed IPv6-in-IPv4 and IPv4-in-IPv6) comes out as the inner packet
  * behind the same Ethernet addresses; everything else, and what cannot be
  * decapsulated safely, passes unchanged. A decapsulated frame counts
- * under pass_ipip; one whose inner header is cut short is dropped. The
+ * under pass_ipip; one whose inner header is cut short, or whose inner
+ * length says more than the frame holds, is dropped. The
  * program is told, as `xlb host setup` tells it, the backend's tunnel
  * addresses and its VIPs (tests/lib/decap_trust.h). GUE and what the
  * program refuses have tests/test_decap_gue.c; the end-to-end tests run
@@ -17,6 +18,7 @@
 #include "decap.h"
 #include "decap.skel.h"
 #include "decap_trust.h"
+#include "ip_len.h"
 #include "packets.h"
 #include "testlib.h"
 
@@ -79,12 +81,12 @@ static bool decap_run(const __u8 *frame, size_t len, struct run *r)
 	return true;
 }
 
-/* IPIP frames counted so far, over all CPUs. */
-static __u64 ipip_counted(void)
+/* The frames counted under reason so far, over all CPUs. */
+static __u64 counted(enum xlb_decap_stat reason)
 {
 	int ncpu = libbpf_num_possible_cpus(), i;
 	struct xlb_counter c[ncpu > 0 ? ncpu : 1];
-	__u32 key = XLB_DECAP_PASS_IPIP;
+	__u32 key = reason;
 	__u64 sum = 0;
 
 	if (ncpu <= 0 || bpf_map__lookup_elem(skel->maps.xlb_decap_stats, &key,
@@ -124,11 +126,11 @@ static void check_decap(int outer, int inner, const char *what)
 			 expect + PKT_ETH_LEN, elen - PKT_ETH_LEN, inner);
 	if (!ASSERT_GT(flen, 0, "encapsulated frame") || !loaded())
 		return;
-	before = ipip_counted();
+	before = counted(XLB_DECAP_PASS_IPIP);
 	if (!decap_run(frame, flen, &r))
 		return;
 	ASSERT_EQ(r.retval, XDP_PASS, what);
-	ASSERT_EQ(ipip_counted(), before + 1, "counted as pass_ipip");
+	ASSERT_EQ(counted(XLB_DECAP_PASS_IPIP), before + 1, "counted as pass_ipip");
 	if (ASSERT_EQ(r.out_len, elen, what))
 		ASSERT_MEM_EQ(r.out, expect, elen, what);
 }
@@ -206,6 +208,85 @@ static void unsafe_tunnels_untouched(void)
 	pass_unchanged(frame, flen, "bad IHL");
 }
 
+/*
+ * The inner packet of an outer one of family outer, its length field set to
+ * len (0: as built), its IPv4 IHL to ihl (0: 5), then pad bytes after it:
+ * run, and check the verdict and that it counted under reason.
+ */
+static void check_inner_len(int outer, int inner, __u16 len, __u8 ihl, size_t pad,
+			    __u32 verdict, enum xlb_decap_stat reason, const char *what)
+{
+	__u8 expect[PKT_MAX], frame[PKT_MAX], *ip = expect + PKT_ETH_LEN;
+	size_t elen = inner_frame(inner, expect), flen;
+	struct run r;
+	__u64 before;
+
+	if (ihl)
+		ip[0] = 0x40 | ihl;
+	ip_len_set(ip, len ? len : (__u16)ip_len_of(ip));
+	memset(expect + elen, 0, pad);
+	elen += pad;
+	flen = pkt_encap(frame, dmac, smac, outer,
+			 outer == 4 ? "198.51.100.2" : "2001:db8:b::2",
+			 outer == 4 ? "198.51.100.11" : "2001:db8:b::11", 7,
+			 ip, elen - PKT_ETH_LEN, inner);
+	if (!ASSERT_GT(flen, 0, "encapsulated frame") || !loaded())
+		return;
+	before = counted(reason);
+	if (!decap_run(frame, flen, &r))
+		return;
+	ASSERT_EQ(r.retval, verdict, what);
+	ASSERT_EQ(counted(reason), before + 1, what);
+	if (verdict == XDP_PASS && ASSERT_EQ(r.out_len, elen, what))
+		ASSERT_MEM_EQ(r.out, expect, elen, what);
+}
+
+/* An inner packet whose length says more than the frame holds is dropped,
+ * under a counter of its own, in every pairing of families: what the
+ * stack is handed must be there. So is an IPv4 length short of the
+ * header's (IHL's) or of the 20 bytes every IPv4 header has, which names
+ * no packet. */
+static void an_inner_length_past_the_frame_is_dropped(void)
+{
+	static const int pairs[][2] = { { 4, 4 }, { 6, 6 }, { 4, 6 }, { 6, 4 } };
+	size_t i;
+
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		int outer = pairs[i][0], inner = pairs[i][1];
+		__u8 built[PKT_MAX];
+		__u16 whole;
+		char what[64];
+
+		inner_frame(inner, built);
+		whole = (__u16)ip_len_of(built + PKT_ETH_LEN);
+
+		snprintf(what, sizeof(what), "IPv%d in IPv%d, one byte short", inner, outer);
+		check_inner_len(outer, inner, whole + 1, 0, 0, XDP_DROP,
+				XLB_DECAP_DROP_INNER_TRUNCATED, what);
+		snprintf(what, sizeof(what), "IPv%d in IPv%d, length 65535", inner, outer);
+		check_inner_len(outer, inner, 65535, 0, 0, XDP_DROP,
+				XLB_DECAP_DROP_INNER_TRUNCATED, what);
+		if (inner != 4)
+			continue;
+		snprintf(what, sizeof(what), "IPv4 in IPv%d, length 19, IHL 4", outer);
+		check_inner_len(outer, inner, 19, 4, 0, XDP_DROP,
+				XLB_DECAP_DROP_INNER_TRUNCATED, what);
+		snprintf(what, sizeof(what), "IPv4 in IPv%d, length 22, IHL 6", outer);
+		check_inner_len(outer, inner, 22, 6, 0, XDP_DROP,
+				XLB_DECAP_DROP_INNER_TRUNCATED, what);
+	}
+}
+
+/* Bytes past the inner packet's length (a link's padding) are no harm:
+ * the stack trims them. Passed up, as an exact length is. */
+static void bytes_past_the_inner_length_pass(void)
+{
+	check_inner_len(4, 4, 0, 0, 6, XDP_PASS, XLB_DECAP_PASS_IPIP, "IPIP, padded");
+	check_inner_len(6, 6, 0, 0, 6, XDP_PASS, XLB_DECAP_PASS_IPIP, "IP6IP6, padded");
+}
+
 TEST_MAIN(TEST(ipip), TEST(ip6ip6), TEST(ipv6_in_ipv4), TEST(ipv4_in_ipv6),
 	  TEST(ipip_outer_options), TEST(plain_packets_untouched),
-	  TEST(unsafe_tunnels_untouched))
+	  TEST(unsafe_tunnels_untouched),
+	  TEST(an_inner_length_past_the_frame_is_dropped),
+	  TEST(bytes_past_the_inner_length_pass))

@@ -8,15 +8,17 @@
  *
  * - GUE of either family around either family comes out as the inner
  *   packet behind the same Ethernet addresses;
- * - a SYN, a segment of a connection this host has (established or
- *   time-wait), a packet that was forwarded already, one that names no
- *   previous backend or names this host: passed up decapsulated;
+ * - a SYN, a segment of a connection this host has (established,
+ *   time-wait, or in its handshake: a request socket), a packet that was
+ *   forwarded already, one that names no previous backend or names this
+ *   host: passed up decapsulated;
  * - any other segment goes to the previous backend, once: outer addresses
  *   and hops rewritten, checksums valid, MAC addresses from the FIB;
  * - UDP: a datagram some socket takes stays (a connected socket matches
  *   only its peer, an unconnected one anyone); one no socket takes goes;
- * - malformed headers, a loop and an unreachable previous backend are
- *   dropped, each counted under its reason;
+ * - malformed headers, an inner length past the frame's end, a loop and
+ *   an unreachable previous backend are dropped, each counted under its
+ *   reason;
  * - it trusts only what its maps say (include/decap.h): a frame that is
  *   not unicast or not to one of the host's tunnel addresses passes
  *   untouched; a stranger's packet, an inner packet for anything but a
@@ -46,6 +48,7 @@
 #include "decap.skel.h"
 #include "pass.skel.h"
 #include "decap_fixture.h"
+#include "ip_len.h"
 #include "testlib.h"
 
 static struct {
@@ -588,14 +591,15 @@ static void the_gue_port_is_a_setting(void)
 #define COOKIE_CLIENT6	"2001:db8:c::6"
 #define COOKIE_PORT	43000
 
-/* The IP packet of a TCP segment from the cookie client to the VIP, with
- * sequence number seq, acknowledging ack; returns its length. */
-static size_t cookie_segment(int family, __u8 flags, __u32 seq, __u32 ack, __u8 *ip)
+/* The IP packet of a TCP segment from the cookie client's port to the
+ * VIP, with sequence number seq, acknowledging ack; returns its length. */
+static size_t cookie_segment(int family, __u16 port, __u8 flags, __u32 seq, __u32 ack,
+			     __u8 *ip)
 {
 	struct pkt_desc d = { .family = family,
 			      .src = family == 4 ? COOKIE_CLIENT4 : COOKIE_CLIENT6,
 			      .dst = family == 4 ? VIP4 : VIP6,
-			      .proto = IPPROTO_TCP, .sport = COOKIE_PORT,
+			      .proto = IPPROTO_TCP, .sport = port,
 			      .dport = PORT_TCP, .tcp_flags = flags };
 	size_t len = pkt_build_ip(&d, ip), hlen = family == 4 ? 20 : 40;
 	__u8 *th = ip + hlen;
@@ -611,12 +615,13 @@ static size_t cookie_segment(int family, __u8 flags, __u32 seq, __u32 ack, __u8 
 }
 
 /*
- * Send a SYN (sequence number 1) from the cookie client to VIP:80 through
- * a raw socket, and read the listener's SYN-ACK leaving by the default
- * route: with tcp_syncookies 2 its sequence number is a SYN cookie.
- * 0 and *cookie, or -errno.
+ * Send a SYN (sequence number 1) from the cookie client's port to VIP:80
+ * through a raw socket, and read the listener's SYN-ACK leaving by the
+ * default route: with tcp_syncookies 2 its sequence number is a SYN
+ * cookie; otherwise the listener keeps a request socket, which the client,
+ * not a local address, never answers. 0 and *seq, or -errno.
  */
-static int syn_cookie(int family, __u32 *cookie)
+static int syn_ack_seq(int family, __u16 port, __u32 *seq)
 {
 	struct sockaddr_ll ll = { .sll_family = AF_PACKET,
 				  .sll_protocol = htons(ETH_P_ALL),
@@ -625,7 +630,7 @@ static int syn_cookie(int family, __u32 *cookie)
 	size_t dst = family == 4 ? 16 : 24;
 	struct timeval tv = { .tv_sec = 2 };
 	__u8 ip[PKT_MAX], buf[PKT_MAX], *th = buf + hlen;
-	size_t len = cookie_segment(family, PKT_TCP_SYN, 1, 0, ip);
+	size_t len = cookie_segment(family, port, PKT_TCP_SYN, 1, 0, ip);
 	int raw, cap, err = -ETIMEDOUT;
 	struct sockaddr_storage to;
 	ssize_t n;
@@ -647,9 +652,9 @@ static int syn_cookie(int family, __u32 *cookie)
 		if ((size_t)n >= hlen + 20 && buf[0] >> 4 == family &&
 		    buf[family == 4 ? 9 : 6] == IPPROTO_TCP &&
 		    !memcmp(buf + dst, ip + dst - alen, alen) &&
-		    pkt_get16(th + 2) == COOKIE_PORT &&
+		    pkt_get16(th + 2) == port &&
 		    th[13] == (PKT_TCP_SYN | PKT_TCP_ACK)) {
-			*cookie = (__u32)pkt_get16(th + 4) << 16 | pkt_get16(th + 6);
+			*seq = (__u32)pkt_get16(th + 4) << 16 | pkt_get16(th + 6);
 			err = 0;
 			break;
 		}
@@ -662,13 +667,32 @@ out:
 	return err;
 }
 
+/* The handshake's last ACK from the cookie client's port, acknowledging
+ * ack, in GUE naming a previous backend: passed up here, decapsulated. */
+static void expect_last_ack_stays(int family, __u16 port, __u32 ack, const char *what)
+{
+	struct gue_frame g = gue_prev_tx(family);
+	__u8 ip[PKT_MAX], frame[PKT_MAX], want[PKT_MAX];
+	size_t ilen = cookie_segment(family, port, PKT_TCP_ACK, 2, ack, ip);
+	size_t len = gue_build(&g, ip, ilen, family, frame);
+	struct run r;
+
+	memcpy(want, mac_in, 6);
+	memcpy(want + 6, mac_gw, 6);
+	pkt_put16(want + 12, family == 4 ? PKT_ETH_P_IP : PKT_ETH_P_IPV6);
+	memcpy(want + PKT_ETH_LEN, ip, ilen);
+	if (run_frame(frame, len, XDP_PASS, XLB_DECAP_PASS_GUE, &r, what) &&
+	    ASSERT_EQ(r.out_len, PKT_ETH_LEN + ilen, what))
+		ASSERT_MEM_EQ(r.out, want, PKT_ETH_LEN + ilen, what);
+}
+
 /* Under a SYN flood the listener answers with SYN cookies and keeps no
  * socket: the handshake's last ACK is known by its cookie and stays; a
  * wrong cookie is not this host's. */
 static void syn_cookie_handshakes_stay(void)
 {
 	static const char cookies[] = "/proc/sys/net/ipv4/tcp_syncookies";
-	__u8 ip[PKT_MAX], frame[PKT_MAX], want[PKT_MAX];
+	__u8 ip[PKT_MAX], frame[PKT_MAX];
 	size_t ilen, len;
 	__u32 cookie;
 	struct run r;
@@ -680,25 +704,43 @@ static void syn_cookie_handshakes_stay(void)
 		struct gue_frame g = gue_prev_tx(f);
 
 		cookie = 0;
-		if (!ASSERT_OK(syn_cookie(f, &cookie), f == 4 ? "IPv4 SYN-ACK with a cookie"
-							      : "IPv6 SYN-ACK with a cookie"))
+		if (!ASSERT_OK(syn_ack_seq(f, COOKIE_PORT, &cookie),
+			       f == 4 ? "IPv4 SYN-ACK with a cookie" : "IPv6 SYN-ACK with a cookie"))
 			continue;
-		ilen = cookie_segment(f, PKT_TCP_ACK, 2, cookie + 1, ip);
-		len = gue_build(&g, ip, ilen, f, frame);
-		memcpy(want, mac_in, 6);
-		memcpy(want + 6, mac_gw, 6);
-		pkt_put16(want + 12, f == 4 ? PKT_ETH_P_IP : PKT_ETH_P_IPV6);
-		memcpy(want + PKT_ETH_LEN, ip, ilen);
-		if (run_frame(frame, len, XDP_PASS, XLB_DECAP_PASS_GUE, &r, "valid cookie") &&
-		    ASSERT_EQ(r.out_len, PKT_ETH_LEN + ilen, "valid cookie"))
-			ASSERT_MEM_EQ(r.out, want, PKT_ETH_LEN + ilen, "valid cookie");
+		expect_last_ack_stays(f, COOKIE_PORT, cookie + 1, "valid cookie");
 		/* Its hash bits spoiled (a cookie only a few off may name
 		 * another of the MSS values and still be valid). */
-		ilen = cookie_segment(f, PKT_TCP_ACK, 2, (cookie ^ 0x00ff0000) + 1, ip);
+		ilen = cookie_segment(f, COOKIE_PORT, PKT_TCP_ACK, 2, (cookie ^ 0x00ff0000) + 1, ip);
 		len = gue_build(&g, ip, ilen, f, frame);
 		run_frame(frame, len, XDP_TX, XLB_DECAP_FORWARD, &r, "wrong cookie");
 	}
 	ASSERT_OK(sysctl_set(cookies, "1"), "tcp_syncookies 1");
+}
+
+/* The client port of the handshake left half done. */
+#define REQUEST_PORT	43001
+
+/* A handshake in progress: the listener answered a SYN and keeps a request
+ * socket (no SYN flood, no cookies), which the handshake's last ACK finds.
+ * That connection is this host's: passed up, not sent to the previous
+ * backend, as the connection it becomes would stay once established. */
+static void a_handshake_in_progress_stays(void)
+{
+	__u32 seq;
+	int f;
+
+	if (!setup())
+		return;
+	for (f = 4; f <= 6; f += 2) {
+		seq = 0;
+		if (!ASSERT_OK(syn_ack_seq(f, REQUEST_PORT, &seq),
+			       f == 4 ? "IPv4 SYN-ACK, a request socket kept"
+				      : "IPv6 SYN-ACK, a request socket kept"))
+			continue;
+		expect_last_ack_stays(f, REQUEST_PORT, seq + 1,
+				      f == 4 ? "the handshake's last ACK, IPv4"
+					     : "the handshake's last ACK, IPv6");
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -969,6 +1011,95 @@ static void with_empty_maps_nothing_is_decapsulated(void)
 	    ASSERT_EQ(r.retval, XDP_PASS, "IPIP") && ASSERT_EQ(r.out_len, len, "IPIP"))
 		ASSERT_MEM_EQ(r.out, frame, len, "IPIP untouched");
 	decap__destroy(bare);
+}
+
+/* GUE of the outer family around inner packet ip (ilen bytes, of family
+ * inner) to this backend: naming the previous backend XDP_TX reaches, or
+ * (named false) with no xlb field. */
+static size_t gue_around(int outer, bool named, const __u8 *ip, size_t ilen, int inner,
+			 __u8 *frame)
+{
+	struct gue_frame g = gue_prev_tx(outer);
+
+	g.no_field = !named;
+	return gue_build(&g, ip, ilen, inner, frame);
+}
+
+/*
+ * An inner packet whose length says more than the frame holds is dropped,
+ * under a counter of its own, in every pairing of families, whether it
+ * would be passed up (no previous backend named) or sent on (one named,
+ * its connection unknown here): neither the socket lookup nor the stack
+ * is handed what is not there. So is an IPv4 length short of its header.
+ */
+static void an_inner_length_past_the_frame_is_dropped(void)
+{
+	static const int pairs[][2] = { { 4, 4 }, { 6, 6 }, { 4, 6 }, { 6, 4 } };
+	static const struct { __u16 len; __u8 ihl; const char *what; } short4[] = {
+		{ 19, 4, "length 19, IHL 4" },
+		{ 22, 6, "length 22, IHL 6" },
+	};
+	__u8 ip[PKT_MAX], frame[PKT_MAX];
+	size_t i, k, ilen;
+	char what[96];
+	int named;
+
+	if (!setup())
+		return;
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		int outer = pairs[i][0], inner = pairs[i][1];
+		struct inner ack = TCP(inner, PORT_UNKNOWN, PKT_TCP_ACK);
+
+		for (named = 0; named < 2; named++) {
+			const char *how = named ? "a previous backend named" : "no field";
+
+			ilen = inner_ip(&ack, ip);
+			ip_len_set(ip, (__u16)(ilen + 1));
+			snprintf(what, sizeof(what), "IPv%d in IPv%d, %s, one byte short",
+				 inner, outer, how);
+			expect_drop(frame, gue_around(outer, named, ip, ilen, inner, frame),
+				    XLB_DECAP_DROP_INNER_TRUNCATED, what);
+			ip_len_set(ip, 65535);
+			snprintf(what, sizeof(what), "IPv%d in IPv%d, %s, length 65535",
+				 inner, outer, how);
+			expect_drop(frame, gue_around(outer, named, ip, ilen, inner, frame),
+				    XLB_DECAP_DROP_INNER_TRUNCATED, what);
+			for (k = 0; inner == 4 && k < sizeof(short4) / sizeof(short4[0]); k++) {
+				ip[0] = 0x40 | short4[k].ihl;
+				ip_len_set(ip, short4[k].len);
+				snprintf(what, sizeof(what), "IPv4 in IPv%d, %s, %s", outer, how,
+					 short4[k].what);
+				expect_drop(frame, gue_around(outer, named, ip, ilen, inner, frame),
+					    XLB_DECAP_DROP_INNER_TRUNCATED, what);
+			}
+		}
+	}
+}
+
+/* Bytes past the inner packet's length (a link's padding) are no harm:
+ * the stack trims them. Passed up as they came, padding and all. */
+static void bytes_past_the_inner_length_pass(void)
+{
+	struct inner est4 = TCP(4, PORT_ESTAB, PKT_TCP_ACK), est6 = TCP(6, PORT_ESTAB, PKT_TCP_ACK);
+	const struct inner *ins[] = { &est4, &est6 };
+	__u8 frame[PKT_MAX], want[PKT_MAX];
+	size_t i, len, want_len;
+	struct run r;
+
+	if (!setup())
+		return;
+	for (i = 0; i < 2; i++) {
+		const char *what = i ? "IPv6 in IPv6, padded" : "IPv4 in IPv4, padded";
+
+		want_len = inner_frame(ins[i], want);
+		memset(want + want_len, 0, 6);
+		want_len += 6;
+		len = gue_around(ins[i]->family, true, want + PKT_ETH_LEN,
+				 want_len - PKT_ETH_LEN, ins[i]->family, frame);
+		if (run_frame(frame, len, XDP_PASS, XLB_DECAP_PASS_GUE, &r, what) &&
+		    ASSERT_EQ(r.out_len, want_len, what))
+			ASSERT_MEM_EQ(r.out, want, want_len, what);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -1254,6 +1385,7 @@ TEST_MAIN(TEST(decapsulates_every_family_pair),
 	  TEST(forwarding_off_is_dropped_and_named),
 	  TEST(the_receiving_interface_need_not_forward),
 	  TEST(syn_cookie_handshakes_stay),
+	  TEST(a_handshake_in_progress_stays),
 	  TEST(udp_stays_where_a_socket_takes_it),
 	  TEST(malformed_gue_is_dropped_by_reason),
 	  TEST(other_udp_and_fragments_pass_unchanged),
@@ -1265,4 +1397,6 @@ TEST_MAIN(TEST(decapsulates_every_family_pair),
 	  TEST(outside_the_fleet_or_its_interfaces_is_dropped),
 	  TEST(outer_options_are_not_forwarded),
 	  TEST(with_empty_maps_nothing_is_decapsulated),
+	  TEST(an_inner_length_past_the_frame_is_dropped),
+	  TEST(bytes_past_the_inner_length_pass),
 	  TEST(live_forward_reaches_the_previous_backend))
