@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <netinet/in.h>
 #include <sys/epoll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 
 #include "xlb.h"
@@ -35,6 +36,9 @@ struct probe_slot {
 	enum probe_state state;
 	__u64 start_us, deadline_us;
 	bool mismatch;		/* UDP: a reply without expect came */
+	/* UDP: send and expect with this probe's nonce (probe.h). */
+	__u8 send[XLB_PROBE_WIRE_MAX], expect[XLB_PROBE_WIRE_MAX];
+	size_t send_len, expect_len;
 	size_t got;
 	char buf[PROBE_BUF + 1];
 	struct xlb_probe_result res;
@@ -143,6 +147,64 @@ static void set_answer(struct probe_slot *s, const char *data, size_t len)
 	for (i = 0; i < n; i++)
 		s->res.answer[i] = isprint((unsigned char)data[i]) ? data[i] : '.';
 	s->res.answer[n] = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* What goes out and what comes back                                    */
+
+size_t xlb_probe_expand(const __u8 *data, size_t len, const char *token,
+			__u8 *out)
+{
+	const size_t mark = sizeof(XLB_PROBE_NONCE) - 1;
+	size_t i = 0, n = 0;
+
+	while (i < len) {
+		if (len - i >= mark && !memcmp(data + i, XLB_PROBE_NONCE, mark)) {
+			memcpy(out + n, token, XLB_PROBE_NONCE_LEN);
+			n += XLB_PROBE_NONCE_LEN;
+			i += mark;
+		} else {
+			out[n++] = data[i++];
+		}
+	}
+	return n;
+}
+
+/* A fresh token: the kernel's random bits, as hex. */
+static int new_nonce(char token[XLB_PROBE_NONCE_LEN + 1])
+{
+	__u8 raw[XLB_PROBE_NONCE_LEN / 2];
+	size_t i;
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return errno ? -errno : -EIO;
+	for (i = 0; i < sizeof(raw); i++)
+		snprintf(token + 2 * i, 3, "%02x", raw[i]);
+	return 0;
+}
+
+int xlb_http_status_parse(const char *line, size_t len, unsigned int *status)
+{
+	static const char v10[] = "HTTP/1.0 ", v11[] = "HTTP/1.1 ";
+	const size_t pre = sizeof(v10) - 1;
+	size_t i;
+
+	if (len < pre + 3 ||
+	    (memcmp(line, v10, pre) && memcmp(line, v11, pre)))
+		return -EPROTO;
+	for (i = pre; i < pre + 3; i++)
+		if (line[i] < '0' || line[i] > '9')
+			return -EPROTO;
+	if (len > pre + 3 && line[pre + 3] != ' ')
+		return -EPROTO;
+	/* The reason phrase: visible characters, spaces and tabs. */
+	for (i = pre + 4; i < len; i++)
+		if (line[i] != '\t' && ((unsigned char)line[i] < ' ' ||
+					line[i] == 0x7f))
+			return -EPROTO;
+	*status = (line[pre] - '0') * 100 + (line[pre + 1] - '0') * 10 +
+		  (line[pre + 2] - '0');
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -271,7 +333,7 @@ static void begin(struct xlb_prober *p, struct probe_slot *s)
 		return;
 	}
 	if (s->probe.kind == XLB_PROBE_UDP &&
-	    send(s->fd, s->probe.send, s->probe.send_len, 0) < 0)
+	    send(s->fd, s->send, s->send_len, 0) < 0)
 		fail_errno(p, s, errno);
 }
 
@@ -297,6 +359,20 @@ int xlb_prober_start(struct xlb_prober *p, const struct xlb_probe *probe,
 	if (!s)
 		return -ENOMEM;
 	s->probe = *probe;
+	if (probe->kind == XLB_PROBE_UDP) {
+		char token[XLB_PROBE_NONCE_LEN + 1];
+
+		err = new_nonce(token);
+		if (err) {
+			free(s);
+			return err;
+		}
+		s->send_len = xlb_probe_expand(probe->send, probe->send_len,
+					       token, s->send);
+		s->expect_len = xlb_probe_expand(probe->expect,
+						 probe->expect_len, token,
+						 s->expect);
+	}
 	s->cookie = cookie;
 	s->start_us = now_us();
 	s->deadline_us = s->start_us + (__u64)probe->timeout_ms * 1000;
@@ -347,7 +423,7 @@ static void on_connect(struct xlb_prober *p, struct probe_slot *s)
  * in; the body that came with it is the answer. */
 static void judge_http(struct xlb_prober *p, struct probe_slot *s, bool eof)
 {
-	char *eol = strstr(s->buf, "\r\n"), *body;
+	char *eol = memmem(s->buf, s->got, "\r\n", 2), *body;
 	unsigned int status;
 	char why[32];
 
@@ -357,11 +433,11 @@ static void judge_http(struct xlb_prober *p, struct probe_slot *s, bool eof)
 					 "no HTTP status line");
 		return;
 	}
-	if (sscanf(s->buf, "HTTP/%*1d.%*1d %3u", &status) != 1) {
+	if (xlb_http_status_parse(s->buf, eol - s->buf, &status)) {
 		fail(p, s, "not an HTTP response");
 		return;
 	}
-	body = strstr(s->buf, "\r\n\r\n");
+	body = memmem(s->buf, s->got, "\r\n\r\n", 4);
 	if (body)
 		set_answer(s, body + 4, s->got - (body + 4 - s->buf));
 	if (status != s->probe.http_status) {
@@ -402,7 +478,6 @@ static void on_http_data(struct xlb_prober *p, struct probe_slot *s)
 
 static void on_udp_data(struct xlb_prober *p, struct probe_slot *s)
 {
-	const struct xlb_probe *pr = &s->probe;
 	char data[1500];
 	ssize_t n;
 
@@ -417,8 +492,10 @@ static void on_udp_data(struct xlb_prober *p, struct probe_slot *s)
 			fail_errno(p, s, errno);
 			return;
 		}
-		if (!pr->expect_len ||
-		    memmem(data, n, pr->expect, pr->expect_len)) {
+		/* The socket is connected: only VIP:port's datagrams
+		 * reach it, and only this probe's, with its nonce. */
+		if (!s->expect_len ||
+		    memmem(data, n, s->expect, s->expect_len)) {
 			set_answer(s, data, n);
 			finish(p, s, true);
 			return;

@@ -36,8 +36,23 @@ enum xlb_probe_kind {
 	XLB_PROBE_HTTP,		/* up: "GET path" answered with status */
 	XLB_PROBE_UDP,		/* up: send answered by a datagram that
 				 * holds expect (any datagram if expect_len
-				 * is 0) */
+				 * is 0), from VIP:port, to this probe's
+				 * socket */
 };
+
+/*
+ * In a UDP probe's send and expect, every XLB_PROBE_NONCE is replaced by
+ * one fresh random token per probe (XLB_PROBE_NONCE_LEN hex digits), the
+ * same in both: a reply that echoes it cannot have been made before the
+ * probe was sent, so datagrams sprayed from a spoofed VIP:port cannot
+ * bring a dead backend up. Without it a UDP check proves only that some
+ * datagram holding expect reached the probe's port (docs/health.md).
+ */
+#define XLB_PROBE_NONCE		"{nonce}"
+#define XLB_PROBE_NONCE_LEN	16
+/* send or expect with every nonce replaced: at most this long. */
+#define XLB_PROBE_WIRE_MAX	(XLB_PROBE_DATA_MAX / (sizeof(XLB_PROBE_NONCE) - 1) * \
+				 XLB_PROBE_NONCE_LEN + XLB_PROBE_DATA_MAX)
 
 /* A probe carries what its settings (include/health.h) can hold. */
 #define XLB_PROBE_PATH_MAX	XLB_HC_PATH_MAX	/* with its NUL */
@@ -69,6 +84,23 @@ struct xlb_probe_result {
 				 * NUL-terminated, "" for TCP */
 };
 
+/*
+ * data (len bytes) with every XLB_PROBE_NONCE replaced by token
+ * (XLB_PROBE_NONCE_LEN characters) into out, which holds
+ * XLB_PROBE_WIRE_MAX bytes. Returns the length written. Pure.
+ */
+size_t xlb_probe_expand(const __u8 *data, size_t len, const char *token,
+			__u8 *out);
+
+/*
+ * An HTTP status line (without its CRLF), parsed strictly: "HTTP/1.0" or
+ * "HTTP/1.1", one space, exactly three digits, then the end or one space
+ * and a reason phrase of visible characters, spaces and tabs. Returns 0
+ * with *status, or -EPROTO for anything else ("HTTP/1.0 2000 OK" is not
+ * status 200). Pure.
+ */
+int xlb_http_status_parse(const char *line, size_t len, unsigned int *status);
+
 /* Many probes in flight at once, driven by one thread with epoll. */
 struct xlb_prober;
 
@@ -78,7 +110,7 @@ void xlb_prober_free(struct xlb_prober *p);	/* abandons probes in flight */
 /*
  * Start a probe; its result is reported by a later xlb_prober_poll(),
  * with cookie. A probe that cannot even start (no descriptors, a bad
- * probe) returns -errno and reports nothing.
+ * probe) returns -errno and reports nothing: the caller counts it.
  */
 int xlb_prober_start(struct xlb_prober *p, const struct xlb_probe *probe,
 		     void *cookie);
