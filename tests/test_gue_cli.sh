@@ -12,7 +12,11 @@
 #  - `xlb config set gue-port P` (and gue_port in a file) sets the port,
 #    0 is the default;
 #  - a bad encapsulation or port, on the command line or in a file, is
-#    refused with one line and changes nothing.
+#    refused with one line and changes nothing;
+#  - a VIP's fingerprint (`xlb -j show`) changes with its encapsulation,
+#    and with the GUE port when the VIP is GUE or stateless (balancers
+#    that differ there send differently), not with the port when it is
+#    tracked IPIP; back as it was, it is as it was.
 set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/loader_lib.sh"
@@ -82,5 +86,32 @@ jq '.vips[0].encap = 4' "$TMP/state.json" >"$TMP/bad.json"
 fails_unchanged bad_encap_type "vips[0].encap" x apply "$TMP/bad.json"
 jq '.config.gue_port = -1' "$TMP/state.json" >"$TMP/bad.json"
 fails_unchanged bad_port_file "gue_port" x apply "$TMP/bad.json"
+
+# The fingerprint: balancers that differ in a VIP's encapsulation, or in
+# the GUE port of a GUE or stateless VIP, send its packets differently,
+# so their fingerprints differ; back as it was, a VIP has the fingerprint
+# it had. A tracked IPIP VIP sends no UDP: the port leaves it as it was.
+G=192.0.2.30:80/tcp S=192.0.2.31:80/udp I=192.0.2.32:80/tcp
+fp() { x -j show | jq -r --arg v "$1" '.vips[] | select(.vip == $v) | .fingerprint // empty'; }
+x config set gue-port 0 >/dev/null
+x vip add $G --encap gue --table-size 31 >/dev/null
+x vip add $S --mode stateless --table-size 31 >/dev/null
+x vip add $I --table-size 31 >/dev/null
+for v in $G $S $I; do x backend add $v $B1 >/dev/null; done
+g0=$(fp $G) s0=$(fp $S) i0=$(fp $I)
+tl_check fingerprints_shown test -n "$g0" -a -n "$s0" -a -n "$i0"
+x config set gue-port 7000 >/dev/null
+tl_check fingerprint_covers_the_port_of_gue test "$(fp $G)" != "$g0"
+tl_check fingerprint_covers_the_port_of_stateless test "$(fp $S)" != "$s0"
+tl_check fingerprint_of_ipip_ignores_the_port test "$(fp $I)" == "$i0"
+x config set gue-port 0 >/dev/null
+tl_check fingerprint_back_with_the_port test "$(fp $G) $(fp $S)" == "$g0 $s0"
+x vip set $G --encap ipip >/dev/null
+tl_check fingerprint_covers_gue_to_ipip test "$(fp $G)" != "$g0"
+x vip set $I --encap gue >/dev/null
+tl_check fingerprint_covers_ipip_to_gue test "$(fp $I)" != "$i0"
+x vip set $G --encap gue >/dev/null
+x vip set $I --encap ipip >/dev/null
+tl_check fingerprint_back_with_the_encap test "$(fp $G) $(fp $I)" == "$g0 $i0"
 
 exit $TL_FAILED

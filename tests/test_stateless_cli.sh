@@ -5,7 +5,8 @@
 # instance of the test's own:
 #  - `xlb vip add --mode stateless` makes a GUE VIP without per-flow
 #    state; `--mode stateless --encap ipip`, and `--encap ipip` on a
-#    stateless VIP, are refused with one line and change nothing;
+#    stateless VIP, are refused with one line and change nothing, and so
+#    is a file's stateless VIP with "encap": "ipip", before "mode" or after;
 #  - after a backend is added, every slot that changed owner names its
 #    previous owner, as of the change, and no other slot names any (the
 #    model: `xlb table --dump` of the backends before and after); one
@@ -127,7 +128,21 @@ bad_file() {
 	fails_unchanged "$name" "$fragment" x apply "$TMP/bad.json"
 }
 bad_file file_history_on_tracked "only a stateless VIP" '.vips[0].mode = "tracked"'
-bad_file file_stateless_ipip "stateless needs encap gue" '.vips[0].encap = "ipip"'
+# Refused whichever key comes first: "encap" before "mode" (as show
+# writes them) and after.
+bad_file_order() {
+	local name=$1 order=$2 filter=$3
+	jq "$filter" "$TMP/state.json" >"$TMP/bad.json"
+	if [[ $(jq -c '[.vips[0] | keys_unsorted[] | select(. == "encap" or . == "mode")]' "$TMP/bad.json") != "$order" ]]; then
+		tl_fail "$name" "the file's keys are not in the order $order"
+		return
+	fi
+	fails_unchanged "$name" "stateless needs encap gue" x apply "$TMP/bad.json"
+}
+bad_file_order file_stateless_ipip_encap_first '["encap","mode"]' \
+	'.vips[0] |= ({vip, encap: "ipip", mode: "stateless"} + del(.vip, .encap, .mode))'
+bad_file_order file_stateless_ipip_encap_last '["mode","encap"]' \
+	'.vips[0] |= ({vip, mode: "stateless", encap: "ipip"} + del(.vip, .encap, .mode))'
 bad_file file_slot_beyond "within the table" ".vips[0].history[0].slots = \"0-$M\""
 bad_file file_slot_twice "names a slot an earlier entry names" '.vips[0].history[1].slots = .vips[0].history[0].slots'
 bad_file file_slot_twice_in_an_entry "names a slot twice" '.vips[0].history[0].slots = "1,1"'
