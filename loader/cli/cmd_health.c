@@ -18,6 +18,7 @@
 #include "checker.h"
 #include "cli.h"
 #include "cmd.h"
+#include "hc_lock.h"
 #include "hc_path.h"
 #include "hc_store.h"
 #include "opts.h"
@@ -159,8 +160,8 @@ static int health_run(int argc, char **argv)
 	};
 	struct xlb_hc_path *path = NULL;
 	struct xlb_instance inst;
+	int err, fd, lock_fd;
 	struct xlb_state *st;
-	int err, fd;
 
 	err = xlb_cmd_args(opts, &argc, argv, health_help, 0, HEALTH_RUN_USAGE);
 	if (err)
@@ -171,9 +172,12 @@ static int health_run(int argc, char **argv)
 		return err;
 	xlb_state_free(st);
 	xlb_instance_close(&inst);
-	err = claim_namespace(&fd);
+	err = xlb_hc_lock(xlb_opts.instance.pin_dir, &lock_fd);
 	if (err)
 		return err;
+	err = claim_namespace(&fd);
+	if (err)
+		goto unlock;
 	/* The probe path reports its own errors once. */
 	xlb_quiet_libbpf();
 	err = xlb_hc_path_install(xlb_opts.instance.pin_dir, obj, &path);
@@ -187,6 +191,8 @@ static int health_run(int argc, char **argv)
 	xlb_hc_path_remove(path);
 out:
 	close(fd);
+unlock:
+	xlb_hc_unlock(lock_fd);
 	return err;
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include "addr.h"
 #include "checker.h"
@@ -30,6 +31,15 @@
 #define SPREAD_STEPS	32
 
 #define HC_FLAGS	(XLB_BE_F_DOWN | XLB_BE_F_EVICT)
+
+/* Descriptors kept from probes for the checker's own work: the instance
+ * opened at each read and commit (its directory and a dozen maps), the
+ * probe path's program, maps and netlink socket, epoll, the locks, stdio,
+ * and what libbpf opens meanwhile. Measured under 40; twice that kept. */
+#define FD_RESERVE	80
+/* Causes of probes that could not start, each said once a round. */
+#define START_CAUSES	4
+#define ROUND_MS	1000
 
 /* What the checker knows of one backend id. */
 struct hc_backend {
@@ -68,7 +78,18 @@ struct checker {
 	__u64 last_flush_ms;
 	bool dirty;			/* some rec is dirty */
 	bool pending;			/* some backend needs a commit */
-	bool start_failed;		/* a probe could not start: said once */
+	/* Probes in flight at most: the descriptor limit less the
+	 * reserve. */
+	__u32 max_in_flight;
+	__u64 fd_limit;
+	bool said_limit;		/* more checked backends than that */
+	/* Probes that could not start this round, by cause. */
+	struct {
+		int err;
+		__u32 count;
+		__u32 example;		/* a backend id */
+	} start_fail[START_CAUSES];
+	__u64 next_round_ms;
 };
 
 static __u64 mono_ms(void)
@@ -188,6 +209,44 @@ static int adopt(struct hc_backend *e, const struct xlb_instance *inst,
 }
 
 /*
+ * Room for a probe of every backend at once, within the hard limit: a
+ * mass outage, when every probe waits out its timeout, is when the
+ * checker matters most. What the limit cannot hold is said once.
+ */
+static void fd_budget(struct checker *c)
+{
+	__u64 want = XLB_MAX_BACKENDS + FD_RESERVE;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl)) {
+		rl.rlim_cur = 1024;
+	} else if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ?
+			      want : rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	c->fd_limit = rl.rlim_cur;
+	/* A limit below twice the reserve still probes, half of it. */
+	c->max_in_flight = rl.rlim_cur >= 2 * FD_RESERVE ?
+			   rl.rlim_cur - FD_RESERVE : rl.rlim_cur / 2;
+}
+
+static void check_budget(struct checker *c)
+{
+	__u32 id, checked = 0;
+
+	for (id = 1; id < c->top; id++)
+		checked += c->be[id].live && c->be[id].checked;
+	if (checked <= c->max_in_flight || c->said_limit)
+		return;
+	c->said_limit = true;
+	p_info("xlb: %u backends are checked, but the descriptor limit (%llu) holds %u probes in flight: when more are due at once, the rest are counted as failed; raise it (LimitNOFILE=, ulimit -n) to %u",
+	       checked, (unsigned long long)c->fd_limit, c->max_in_flight,
+	       checked + FD_RESERVE);
+}
+
+/*
  * Take the state just read: backends that came or went, their settings
  * (when settings), and flags that disagree with a record: a run killed
  * between a flag and its record, or a flag changed by another hand. The
@@ -261,6 +320,7 @@ static int reconcile(struct checker *c, const struct xlb_instance *inst,
 			c->pending = true;
 	}
 	if (settings) {
+		check_budget(c);
 		c->next_settings_ms = now + SETTINGS_MS;
 		c->min_interval_ms = min_interval < REFRESH_MIN_MS ?
 				     REFRESH_MIN_MS : min_interval;
@@ -513,28 +573,78 @@ static bool outer_source_set(const struct xlb_config *cfg, __u8 family)
 	return (cfg->src6[0] | cfg->src6[1] | cfg->src6[2] | cfg->src6[3]) != 0;
 }
 
-/* A probe that cannot be sent counts as failed, with the reason. */
-static void fail_at_once(struct checker *c, __u32 id)
+/* A probe that cannot be sent counts as failed, with the reason: a
+ * backend is never left unknown because its probe could not go. */
+static void fail_at_once(struct checker *c, __u32 id, const char *why)
 {
-	bool v4 = c->st->backends[id].family == XLB_AF_INET;
 	struct xlb_probe_result res = { .ok = false };
 	struct hc_backend *e = &c->be[id];
 
-	snprintf(res.error, sizeof(res.error),
-		 "no outer %s source (xlb config set %s)",
-		 v4 ? "IPv4" : "IPv6", v4 ? "src4" : "src6");
+	snprintf(res.error, sizeof(res.error), "%s", why);
 	e->in_flight = true;
 	e->flight_gen = e->gen;
 	e->probed = true;
 	on_result((void *)(uintptr_t)id, &res, c);
 }
 
+static void fail_no_source(struct checker *c, __u32 id)
+{
+	bool v4 = c->st->backends[id].family == XLB_AF_INET;
+	char why[64];
+
+	snprintf(why, sizeof(why), "no outer %s source (xlb config set %s)",
+		 v4 ? "IPv4" : "IPv6", v4 ? "src4" : "src6");
+	fail_at_once(c, id, why);
+}
+
+/*
+ * A probe that could not start (out of descriptors, of memory, of socket
+ * buffers): failed, and its cause counted for the round's one line per
+ * cause, not one per probe of a mass outage.
+ */
+static void fail_start(struct checker *c, __u32 id, int err)
+{
+	char why[64];
+	int i;
+
+	for (i = 0; i < START_CAUSES - 1; i++)
+		if (!c->start_fail[i].count || c->start_fail[i].err == err)
+			break;
+	if (!c->start_fail[i].count) {
+		c->start_fail[i].err = err;
+		c->start_fail[i].example = id;
+	}
+	c->start_fail[i].count++;
+	snprintf(why, sizeof(why), "cannot start a probe: %s", strerror(-err));
+	fail_at_once(c, id, why);
+}
+
+/* The round's lines about probes that could not start. */
+static void say_start_failures(struct checker *c, __u64 now)
+{
+	char name[XLB_ADDR_STRLEN];
+	const struct xlb_backend *b;
+	int i;
+
+	if (now < c->next_round_ms)
+		return;
+	c->next_round_ms = now + ROUND_MS;
+	for (i = 0; i < START_CAUSES && c->start_fail[i].count; i++) {
+		b = &c->st->backends[c->start_fail[i].example];
+		p_info("xlb: %u probe%s could not start (%s, %s%s), counted as failed",
+		       c->start_fail[i].count,
+		       c->start_fail[i].count == 1 ? "" : "s",
+		       strerror(-c->start_fail[i].err),
+		       c->start_fail[i].count == 1 ? "" : "the first of ",
+		       xlb_addr_str(b->addr, b->family, name, sizeof(name)));
+		c->start_fail[i].count = 0;
+	}
+}
+
 /* Start every probe that is due; returns when the next one is. */
 static __u64 start_due(struct checker *c, __u64 now)
 {
 	__u64 next = now + REFRESH_MAX_MS;
-	char name[XLB_ADDR_STRLEN];
-	const struct xlb_backend *b;
 	struct hc_backend *e;
 	__u32 id;
 	int err;
@@ -559,20 +669,16 @@ static __u64 start_due(struct checker *c, __u64 now)
 		 * drops the probe (EPERM): say what is missing instead. */
 		if (!outer_source_set(&c->st->config,
 				      c->st->backends[id].family)) {
-			fail_at_once(c, id);
+			fail_no_source(c, id);
 			continue;
 		}
-		err = xlb_prober_start(c->prober, &e->probe,
+		/* Past the budget the socket would take a descriptor of
+		 * the reserve: EMFILE before the kernel says it. */
+		err = xlb_prober_busy(c->prober) >= c->max_in_flight ? -EMFILE :
+		      xlb_prober_start(c->prober, &e->probe,
 				       (void *)(uintptr_t)id);
 		if (err) {
-			b = &c->st->backends[id];
-			if (!c->start_failed)
-				p_info("xlb: cannot start a probe of %s: %s (retried at its interval)",
-				       xlb_addr_str(b->addr, b->family, name,
-						    sizeof(name)),
-				       strerror(-err));
-			c->start_failed = true;
-			e->probed = true;
+			fail_start(c, id, err);
 			continue;
 		}
 		e->in_flight = true;
@@ -628,6 +734,7 @@ int xlb_checker_run(const struct xlb_checker_opts *opts)
 		return -ENOMEM;
 	}
 	c->opts = opts;
+	fd_budget(c);
 	err = xlb_prober_new(&c->prober);
 	if (err) {
 		p_err("cannot start the prober: %s", strerror(-err));
@@ -650,6 +757,7 @@ int xlb_checker_run(const struct xlb_checker_opts *opts)
 			next = c->next_refresh_ms;
 		} else {
 			next = start_due(c, now);
+			say_start_failures(c, now);
 		}
 		if (opts->once && c->st && once_done(c))
 			break;
@@ -672,6 +780,10 @@ int xlb_checker_run(const struct xlb_checker_opts *opts)
 	err = c->pending ? commit(c) : 0;
 	if (!err && c->dirty)
 		err = sync_read(c, false);
+	if (c->st) {
+		c->next_round_ms = 0;
+		say_start_failures(c, 0);
+	}
 out:
 	xlb_prober_free(c->prober);
 	xlb_state_free(c->st);
