@@ -10,6 +10,7 @@
 #include "hc_opts.h"
 #include "opts.h"
 #include "update.h"
+#include "vip_local.h"
 #include "vip_mode.h"
 
 #define VIP_ADD_USAGE "xlb vip add VIP [--table-size M] [--encap ENCAP] [--mode MODE] " XLB_HC_OPTS_USAGE
@@ -170,7 +171,9 @@ static int vip_add(int argc, char **argv)
 		err = -EEXIST;
 		goto out;
 	}
-	err = xlb_vip_check(st, &key, m, NULL, 0, xlb_vips_free(st),
+	/* Asked here, once the instance is open: in its namespace. */
+	err = xlb_vip_local_check(&key, name) ?:
+	      xlb_vip_check(st, &key, m, NULL, 0, xlb_vips_free(st),
 			    xlb_backend_ids_free(st), name);
 	if (!err)
 		err = xlb_vip_converge_mode(&inst, st, &key, m, flags, NULL,
