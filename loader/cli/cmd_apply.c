@@ -50,9 +50,10 @@
 #include "settings.h"
 #include "history.h"
 #include "update.h"
+#include "vip_local.h"
 #include "vip_mode.h"
 
-#define APPLY_USAGE "xlb apply FILE|-"
+#define APPLY_USAGE "xlb apply [--keep-on-error] FILE|-"
 #define APPLY_MAX_BYTES (64 << 20)
 
 struct file_vip {
@@ -500,8 +501,9 @@ static bool in_file(const struct desired *d, const struct xlb_vip_key *key)
 	return false;
 }
 
-/* Check the VIPs against the instance: limits as they evolve while the
- * changes are made in order (deletions first, then the file's order). */
+/* Check the VIPs against the instance: none an address of its host (asked
+ * in its namespace), limits as they evolve while the changes are made in
+ * order (deletions first, then the file's order). */
 static int check_against(const struct desired *d, const struct xlb_state *st)
 {
 	static __u32 ids[XLB_MAX_BACKENDS];
@@ -521,7 +523,8 @@ static int check_against(const struct desired *d, const struct xlb_state *st)
 	for (i = 0; i < d->n_vips; i++) {
 		fv = &d->vips[i];
 		snprintf(what, sizeof(what), "%s: %s", d->file, fv->where);
-		err = xlb_vip_check(st, &fv->key, fv->m, fv->want, fv->n,
+		err = xlb_vip_local_check(&fv->key, what) ?:
+		      xlb_vip_check(st, &fv->key, fv->m, fv->want, fv->n,
 				    XLB_MAX_VIPS - vips_used,
 				    XLB_BACKEND_IDS - ids_used, what);
 		if (err)
@@ -636,7 +639,11 @@ static int apply_help(void)
 	       "(kind, port, interval_ms, timeout_ms, rise, fall, http_path,\n"
 	       "http_status, udp_send, udp_expect, on_down); a VIP or backend\n"
 	       "without it has none set. Health found by the checker is kept.\n"
-	       "`xlb show -j` output is accepted (what it observed is skipped).\n");
+	       "`xlb show -j` output is accepted (what it observed is skipped).\n"
+	       "--keep-on-error (xlb.service's start): when the file cannot be\n"
+	       "read or is refused and the instance already holds VIPs, they are\n"
+	       "kept and xlb apply exits 0 after the error and a warning; without\n"
+	       "VIPs, or without the option, the error is the exit status.\n");
 	printf("A \"history\" entry is refused unless its \"prev\" is one of the VIP's\n"
 	       "backends in the file (weight 0 too), its \"since\" at most %d s ahead\n"
 	       "of this clock, and its \"slots\" at least one, within the table and\n"
@@ -644,36 +651,62 @@ static int apply_help(void)
 	return 0;
 }
 
+/*
+ * --keep-on-error, for the unit's start: a file that cannot be read or is
+ * refused leaves the instance as it is (xlb apply changes nothing then);
+ * when the pinned maps hold VIPs, those go on serving and the start
+ * succeeds with a warning. An instance without VIPs has nothing worth
+ * keeping: the error stands.
+ */
+static int keep_on_error(const struct desired *d, const struct xlb_state *st,
+			 int err)
+{
+	if (!st || !st->n_vips)
+		return err;
+	p_info("xlb: warning: %s was not applied (see above): the instance keeps its configuration (%u VIP%s) and goes on serving it; fix the file and run `xlb apply %s` or reload the unit",
+	       d->file, st->n_vips, st->n_vips == 1 ? "" : "s", d->file);
+	return 0;
+}
+
 int do_apply(int argc, char **argv)
 {
 	struct desired d = {};
 	struct xlb_instance inst;
-	struct xlb_state *st;
+	struct xlb_state *st = NULL;
+	bool keep = false;
+	const struct xlb_opt opts[] = {
+		XLB_OPT_FLAG("--keep-on-error", &keep),
+		{ NULL },
+	};
 	char *buf = NULL;
 	size_t len = 0, i;
-	int err;
+	int err, file_err;
 
-	err = xlb_cmd_args(NULL, &argc, argv, apply_help, 1, APPLY_USAGE);
+	err = xlb_cmd_args(opts, &argc, argv, apply_help, 1, APPLY_USAGE);
 	if (err)
 		return err;
 	d.file = strcmp(argv[0], "-") ? argv[0] : "<stdin>";
-	err = read_all(argv[0], &buf, &len);
-	if (!err)
-		err = parse_json(&d, buf, len);
+	file_err = read_all(argv[0], &buf, &len);
+	if (!file_err)
+		file_err = parse_json(&d, buf, len);
 	free(buf);
-	if (!err)
-		err = check_file(&d);
+	if (!file_err)
+		file_err = check_file(&d);
+	if (file_err && !keep) {
+		err = file_err;
+		goto out;
+	}
+	err = xlb_update_open(&inst, &xlb_opts.instance, &st,
+			      !file_err && d.seed);
 	if (err)
 		goto out;
-
-	err = xlb_update_open(&inst, &xlb_opts.instance, &st, d.seed);
-	if (err)
-		goto out;
-	err = check_against(&d, st);
+	err = file_err ?: check_against(&d, st);
 	if (!err)
 		err = xlb_update_all_or_nothing(&inst, st, converge, &d);
 	for (i = 0; !err && i < d.n_vips; i++)
 		xlb_note_sources(st, d.vips[i].want, d.vips[i].n);
+	if (err && keep)
+		err = keep_on_error(&d, st, err);
 	xlb_update_close(&inst, st);
 out:
 	desired_free(&d);
