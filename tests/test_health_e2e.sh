@@ -19,7 +19,8 @@
 #  - the checker killed with kill -9 at a random moment, and at each map
 #    write of a change (the test build's fault injection), then run
 #    again: a consistent instance each time, and the run continues;
-#  - SIGTERM: exit 0, the probe path removed;
+#  - SIGTERM: exit 0, the probe path removed (the rules and the routes of
+#    its table, IPv4 and IPv6 both);
 #  - on-down keep and reset, with the check on a health port closed while
 #    the service port stays open: long-lived connections to the backend
 #    found down survive with keep, and are reset (by the backend the table
@@ -92,6 +93,16 @@ checker_kill() {
 }
 tl_on_exit checker_kill
 tl_on_exit traffic_hold_stop
+
+# probe_path_lines: the balancer's rules and the routes of the probe
+# path's table, IPv4 and IPv6 both: what a run must leave as it found.
+probe_path_lines() {
+	local f
+	for f in -4 -6; do
+		topo_in "$LB" ip "$f" rule list
+		topo_in "$LB" ip "$f" route show table 22604 2>/dev/null
+	done | wc -l
+}
 
 # ---- what the instance says ----
 # slots VIP ADDR: the backend's slots in the VIP's live table.
@@ -202,10 +213,10 @@ for v in "$udp4" "$udp6"; do
 		--interval ${INTERVAL_MS}ms --timeout ${TIMEOUT_MS}ms --rise $RISE \
 		--fall $FALL >/dev/null || exit 1
 done
-rules_before=$(topo_in "$LB" ip rule list | wc -l)
+rules_before=$(probe_path_lines)
 herr health_run_bad_obj "$E2E_TMP/no-such.o" nsenter --net="/run/netns/$LB" "$XLB" \
 	--pin-dir "$PIN" health run --once --obj "$E2E_TMP/no-such.o"
-tl_check bad_obj_installs_nothing test "$(topo_in "$LB" ip rule list | wc -l)" -eq "$rules_before"
+tl_check bad_obj_installs_nothing test "$(probe_path_lines)" -eq "$rules_before"
 checker_start
 if ! timed first_probes_find_every_backend_up $(bound 2) \
 	every_k health_is up; then
@@ -353,7 +364,7 @@ wait "$CHK_PID"
 rc=$?
 CHK_PID=
 tl_check sigterm_exits_0 test $rc -eq 0
-tl_check sigterm_removes_probe_path test "$(topo_in "$LB" ip rule list | wc -l)" -eq "$rules_before"
+tl_check sigterm_removes_probe_path test "$(probe_path_lines)" -eq "$rules_before"
 
 # ---- kill -9 at each map write of a change (xlb-test) ----
 # fall 1: one --once run decides down, and commits it.
