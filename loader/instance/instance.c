@@ -103,11 +103,39 @@ static bool on_bpffs(const char *path)
 	return statfs(path, &st) == 0 && st.f_type == BPF_FS_MAGIC;
 }
 
+/*
+ * Whether this process runs in a mount namespace of its own, not init's:
+ * `ip netns exec` unshares one and mounts a fresh /sys, where a bpffs
+ * mounted by xlb would vanish with the command and the pins with it.
+ * Where init's cannot be read (a PID 1 this process may not inspect), the
+ * parent's stands in: `ip netns exec` made the namespace for this command
+ * alone. Unknown (no /proc) counts as not.
+ */
+static bool private_mount_ns(void)
+{
+	struct stat self, other;
+	char parent[64];
+
+	if (stat("/proc/self/ns/mnt", &self))
+		return false;
+	if (stat("/proc/1/ns/mnt", &other)) {
+		snprintf(parent, sizeof(parent), "/proc/%d/ns/mnt", (int)getppid());
+		if (stat(parent, &other))
+			return false;
+	}
+	return self.st_ino != other.st_ino || self.st_dev != other.st_dev;
+}
+
 int xlb_pin_dir_prepare(const char *dir)
 {
 	char path[PATH_MAX];
 	size_t i;
 
+	if (!on_bpffs(BPFFS_ROOT) && private_mount_ns()) {
+		p_err("%s is not bpffs in this mount namespace (not the host's: `ip netns exec` makes one), and a bpffs mounted here would vanish with the command: run xlb with only the network namespace entered (nsenter --net=/run/netns/NS xlb ...), or mount bpffs here yourself (mount -t bpf bpf %s)",
+		      BPFFS_ROOT, BPFFS_ROOT);
+		return -ENOTSUP;
+	}
 	if (!on_bpffs(BPFFS_ROOT)) {
 		mkdir(BPFFS_ROOT, 0700);
 		if (mount("bpf", BPFFS_ROOT, "bpf", 0, "mode=0700")) {
