@@ -936,6 +936,10 @@ static int run_step(struct xlb_host *h, struct plan *p, const struct step *s,
 	case STEP_NEIGH_DEL:
 		add = (s->kind == STEP_NEIGH_ADD) != undo;
 		err = add ? xlb_nexthop_manage(&nh) : xlb_nexthop_forget(&nh);
+		/* An entry xlb did not make (learned, the operator's) is
+		 * never taken over; forget leaves it too. */
+		if (add && err == -EEXIST)
+			err = 0;
 		if (err) {
 			struct xlb_host_addr x = { .family = nh.family };
 

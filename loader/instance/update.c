@@ -35,6 +35,7 @@ struct made_table {
 
 static struct {
 	bool rehearsal;		/* nothing is written */
+	bool whole;		/* checked whole (xlb_neigh_check()) first */
 	struct made_table *t;
 	size_t n, cap;
 	size_t next;		/* the next to install, in the change */
@@ -1256,7 +1257,11 @@ int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
 	       (v->vip.flags & XLB_VIP_F_MODE) == mode;
 	if (same && (!hist || history_is(inst, v, hist)))
 		return 0;
-	err = xlb_update_pending(inst, st);
+	/* Room for the next hops of the backends it adds, before its first
+	 * write; a change of several steps is checked whole. */
+	err = made.rehearsal || made.whole ? 0 :
+	      xlb_neigh_check(inst, st, NULL, want, n);
+	err = err ?: xlb_update_pending(inst, st);
 	if (err)
 		return err;
 	if (v && d.adds > xlb_backend_ids_free(st)) {
@@ -1366,6 +1371,11 @@ int xlb_update_all_or_nothing(struct xlb_instance *inst, struct xlb_state *st,
 	err = change(inst, copy, arg);
 	made.rehearsal = false;
 	batch.n = batch.n_new = batch.n_carry = 0;
+	/* The host's neighbour tables have room for the next hops of the
+	 * backends the rehearsal left. */
+	if (!err)
+		err = xlb_neigh_check(inst, st, copy, NULL, 0);
+	made.whole = true;
 	free(copy);
 	free(made.slots);
 	made.slots = NULL;
