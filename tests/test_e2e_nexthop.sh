@@ -10,6 +10,8 @@
 #    entry;
 #  - `xlb backend del` of the last backend using an entry removes it; the
 #    entry of a backend still in use stays;
+#  - one entry per next hop: backends behind two gateways on one device
+#    give each gateway its own, and two backends behind one share it;
 #  - a backend on the segment that nobody holds: `xlb backend add` says its
 #    next hop is unresolved (a later change of another backend does not
 #    say it again), `xlb show` flags it, and its connections are dropped,
@@ -26,6 +28,7 @@ set -uo pipefail
 
 TOPO_BACKENDS=1
 DEAD4=198.51.100.99	# on the backends' segment, held by nobody
+GW1=198.51.100.201 GW2=198.51.100.202	# gateways there, held by nobody too
 
 e2e_up nexthop_topology || exit 1
 lb=${TOPO_NS_LB[1]} rt=$TOPO_NS_RT cl=${TOPO_NS_CLIENT[1]}
@@ -65,6 +68,25 @@ e2e_xlb nexthop_del 1 backend del "$key4" "$be4"
 tl_check entry_removed_with_the_last_backend_using_it test -z "$(neigh "$be4")"
 neigh "$be6" >"$E2E_TMP/neigh6"
 tl_check entry_of_a_backend_in_use_stays grep -q ' managed ' "$E2E_TMP/neigh6"
+
+# One entry per next hop: backends behind two gateways on eth0 give each
+# gateway an entry of its own (one per device would leave a gateway
+# unresolved), two behind one gateway share its entry, which stays until
+# the last of them goes.
+topo_in "$lb" ip route add 203.0.113.10/32 via "$GW1"
+topo_in "$lb" ip route add 203.0.113.11/32 via "$GW2"
+topo_in "$lb" ip route add 203.0.113.12/32 via "$GW2"
+for be in 203.0.113.10 203.0.113.11 203.0.113.12; do
+	topo_xlb 1 backend add "$key4" "$be" >/dev/null 2>&1
+done
+# xlbs4: xlb's IPv4 entries on eth0.
+xlbs4() { topo_in "$lb" ip -4 neigh show dev eth0 proto 88 | awk '{ print $1 }' | sort | tr '\n' ' '; }
+echo "  xlb's IPv4 entries: $(xlbs4)"
+tl_check each_gateway_has_an_entry_of_its_own test "$(xlbs4)" = "$GW1 $GW2 "
+topo_xlb 1 backend del "$key4" 203.0.113.10 && topo_xlb 1 backend del "$key4" 203.0.113.11
+tl_check a_shared_entry_stays_until_its_last_backend_goes test "$(xlbs4)" = "$GW2 "
+topo_xlb 1 backend del "$key4" 203.0.113.12
+tl_check no_entry_left_with_no_backend_behind_it test -z "$(xlbs4)"
 
 # A backend nobody holds: said at once, flagged by show.
 topo_xlb 1 backend add "$key4" "$DEAD4" >"$E2E_TMP/dead.out" 2>&1
