@@ -24,6 +24,14 @@
 #    as a share of one CPU, and per probe;
 #  - at a 100 ms interval, the same: the cost per probe when the checker
 #    is busy, and the rate one CPU sustains;
+#  - a mass outage: 4,095 backends (the most an instance holds; 500 with
+#    --quick), every one unreachable (their prefix a blackhole on the
+#    balancer, so each TCP probe waits out its timeout), checked by tcp
+#    at a 1 s interval, 500 ms timeout, fall 3: the time from the
+#    checker's start until every one is down, against its bound, the
+#    baseline fall x interval + timeout (a backend's first probe comes
+#    within its interval, its fall-th one interval x (fall - 1) later);
+#    the CPU time it took and the probes per second meanwhile;
 #  - forwarding with and without probing: new TCP connections per second
 #    that clients open through the balancer to the VIP (xlb-echo conns),
 #    rounds alternating with the checker stopped and running at 1 s. The
@@ -35,10 +43,10 @@ set -uo pipefail
 # shellcheck source=../tests/lib/lib.sh
 . "$(dirname "$0")/../tests/lib/lib.sh"
 
-n=1000 seconds=10 quick= rounds=5 conns=3000
+n=1000 seconds=10 quick= rounds=5 conns=3000 outage=4095
 while [[ $# -gt 0 ]]; do
 	case $1 in
-	--quick) quick=--quick n=100 seconds=2 rounds=1 conns=300 ;;
+	--quick) quick=--quick n=100 seconds=2 rounds=1 conns=300 outage=500 ;;
 	--backends) n=${2:-}; shift ;;
 	--seconds) seconds=${2:-}; shift ;;
 	-h|--help) sed -n '/^#   bench\/health.sh/,/^#   --seconds/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -79,15 +87,20 @@ addr_of() { printf '2001:db8:b::%x:%x' $(( $1 % 4 + 1 )) $(( $1 / 4 + 1 )); }
 # backends decapsulate with decap.bpf.o, the addresses are their tunnel
 # addresses too (`xlb host setup --local`).
 for ((k = 1; k <= 4; k++)); do
-	local_addrs=
 	for ((i = k - 1; i < n; i += 4)); do
 		echo "addr add $(addr_of $i)/128 dev lo nodad"
 	done | topo_batch "${TOPO_NS_BE[k]}" || exit 1
 	if [[ $TOPO_DECAP == xdp ]]; then
+		# One --local per 32 addresses: an option's list is bounded.
+		local_args=() local_addrs=
 		for ((i = k - 1; i < n; i += 4)); do
 			local_addrs+=${local_addrs:+,}$(addr_of $i)
+			if (( (i / 4) % 32 == 31 )); then
+				local_args+=(--local "$local_addrs") local_addrs=
+			fi
 		done
-		topo_host_setup "$k" --local "$local_addrs" || exit 1
+		[[ -z $local_addrs ]] || local_args+=(--local "$local_addrs")
+		topo_host_setup "$k" "${local_args[@]}" || exit 1
 	fi
 	echo "route add 2001:db8:b::$k:0/112 via ${TOPO_BE6[k]}" | topo_batch "$LB" || exit 1
 done
@@ -170,6 +183,48 @@ median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int(
 m_without=$(median "${without[@]}") m_with=$(median "${with[@]}")
 [[ -n $m_without && -n $m_with && $m_without -gt 0 ]] || { log "no connection rate measured"; cat "$TMP/conns" >&2; exit 1; }
 
+# The outage replaces the instance's backends: an instance holds 4,095.
+log "outage: $outage unreachable backends"
+OUT_FALL=3 OUT_INTERVAL_MS=1000 OUT_TIMEOUT_MS=500
+topo_in "$LB" ip -6 route add blackhole 2001:db8:dead::/96 || exit 1
+for ((i = 1; i <= outage; i++)); do printf '2001:db8:dead::%x\n' "$i"; done |
+	jq -R '{ addr: ., weight: 1 }' | jq -s --arg vip "$VIP" --arg src6 "${TOPO_LB6[1]}" \
+		--argjson fall $OUT_FALL --argjson iv $OUT_INTERVAL_MS --argjson to $OUT_TIMEOUT_MS \
+		'{ config: { src6: $src6 }, vips: [{ vip: $vip, health: { kind: "tcp",
+			interval_ms: $iv, timeout_ms: $to, fall: $fall }, backends: . }] }' >"$TMP/outage.json"
+topo_xlb 1 apply "$TMP/outage.json" >/dev/null 2>"$TMP/apply.err" || { cat "$TMP/apply.err" >&2; exit 1; }
+# downs: backends found down; 0 while the checker's commit holds the
+# instance's lock past show's wait.
+downs() {
+	local d
+	d=$(topo_xlb 1 -j health show 2>/dev/null | jq '[.backends[]? | select(.health == "down")] | length' 2>/dev/null)
+	[[ $d =~ ^[0-9]+$ ]] && echo "$d" || echo 0
+}
+p0=$(tcp_mib ActiveOpens) t0=$(date +%s%N)
+taskset -c $CPU nsenter --net="/run/netns/$LB" "$BUILD/xlb" --pin-dir "$PIN" \
+	health run --obj "$BUILD/hc.bpf.o" >"$TMP/checker.log" 2>&1 &
+CHK=$!
+bound_ms=$(( OUT_FALL * OUT_INTERVAL_MS + OUT_TIMEOUT_MS ))
+all_down_ms=
+while :; do
+	d=$(downs)
+	t1=$(date +%s%N)
+	if [[ $d -eq $outage ]]; then
+		all_down_ms=$(( (t1 - t0) / 1000000 ))
+		break
+	fi
+	(( (t1 - t0) / 1000000 > 40 * bound_ms )) && break
+	sleep 0.05
+done
+c1=$(cpu_ticks) p1=$(tcp_mib ActiveOpens)
+checker_stop
+unknown_left=$(topo_xlb 1 -j health show | jq '[.backends[] | select(.health == "unknown")] | length')
+[[ -n $all_down_ms ]] || { log "not every backend down after $(( 40 * bound_ms )) ms: $d of $outage"; cat "$TMP/checker.log" >&2; exit 1; }
+out_cpu=$(awk -v c="$c1" -v hz="$HZ" 'BEGIN { printf "%.2f", c / hz }')
+out_rate=$(awk -v p=$((p1 - p0)) -v ms="$all_down_ms" 'BEGIN { printf "%.0f", p * 1000 / ms }')
+out_ratio=$(awk -v a="$all_down_ms" -v b="$bound_ms" 'BEGIN { printf "%.2f", a / b }')
+start_lines=$(grep -c 'could not start' "$TMP/checker.log")
+
 cat <<EOF
 ## Health checker
 
@@ -195,4 +250,14 @@ the checker probing every backend each second.
 | --- | ---: | ---: |
 | no checker | $m_without (rounds: ${without[*]}) | 1.00 |
 | checker at 1 s | $m_with (rounds: ${with[*]}) | $(awk -v a="$m_with" -v b="$m_without" 'BEGIN { printf "%.2f", a / b }') |
+
+A mass outage: $outage backends of one VIP, every one unreachable (a blackhole
+route on the balancer: each TCP probe times out), tcp checks at a
+${OUT_INTERVAL_MS} ms interval, ${OUT_TIMEOUT_MS} ms timeout, fall $OUT_FALL; from the checker's start until
+\`xlb health show\` says every one is down (then the VIP fails open, as designed).
+The baseline is the bound fall × interval + timeout.
+
+| backends | all down after | baseline (bound) | ratio | CPU time until then | probes/s | left unknown | "could not start" lines |
+| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| $outage | $all_down_ms ms | $bound_ms ms | $out_ratio | $out_cpu s | $out_rate | $unknown_left | $start_lines |
 EOF

@@ -35,7 +35,8 @@
 /* Descriptors kept from probes for the checker's own work: the instance
  * opened at each read and commit (its directory and a dozen maps), the
  * probe path's program, maps and netlink socket, epoll, the locks, stdio,
- * and what libbpf opens meanwhile. Measured under 40; twice that kept. */
+ * and a commit's new tables: about 30 at most by count, the reserve more
+ * than twice that. */
 #define FD_RESERVE	80
 /* Causes of probes that could not start, each said once a round. */
 #define START_CAUSES	4
