@@ -166,7 +166,7 @@ if x apply "$TMP/be4095.json" && [[ $(x -j show | jq '[.vips[].backends | length
 	# hold the lock that every change needs.
 	x show | sleep 6 &
 	sleep 1
-	timeout 4 "$XLB" --pin-dir "$PIN" vip add 192.0.2.21:80/tcp
+	timeout 4 nsenter --net="/run/netns/$NS" "$XLB" --pin-dir "$PIN" vip add 192.0.2.21:80/tcp
 	tl_check a_blocked_reader_holds_no_lock test $? -eq 0
 	x vip del 192.0.2.21:80/tcp
 	wait
