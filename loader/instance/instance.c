@@ -290,6 +290,11 @@ int xlb_instance_open(struct xlb_instance *inst,
 			goto cleanup;
 		}
 	}
+	/* A change made from another namespace would resolve next hops in
+	 * this one: refused; a read is told so. */
+	err = xlb_instance_here(inst, lock == XLB_LOCK_WRITE);
+	if (err)
+		goto cleanup;
 	return 0;
 
 no_instance:

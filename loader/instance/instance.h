@@ -63,6 +63,16 @@ int xlb_instance_open(struct xlb_instance *inst,
 		      const struct xlb_instance_opts *opts, enum xlb_lock lock);
 void xlb_instance_close(struct xlb_instance *inst);
 
+/*
+ * Whether the instance's XDP program runs on a device of this network
+ * namespace, where xlb resolves its backends' next hops and makes their
+ * neighbour entries (instance_dev.c). A detached instance (maps pinned,
+ * no program) and one behind libxdp's dispatcher pass. Otherwise, with
+ * refuse, -EXDEV after p_err() naming the device and how to get there;
+ * without, a note and 0.
+ */
+int xlb_instance_here(const struct xlb_instance *inst, bool refuse);
+
 /* Mount bpffs on /sys/fs/bpf when it is not mounted, create dir (and its
  * parents), and check that dir is on bpffs. Returns 0 or -errno after
  * p_err(). */

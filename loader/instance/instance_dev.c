@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Which device carries the instance's program, and in which network
+ * namespace (see xlb_instance_here() in instance.h). The instance keeps
+ * no record of its device: the XDP programs that use its xlb_config are
+ * found among the kernel's, and the devices of this namespace are asked
+ * over rtnetlink which program each runs.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <linux/if_link.h>
+
+#include "report.h"
+#include "rtnl.h"
+#include "instance.h"
+
+#define NETNS_RUN_DIR	"/run/netns"
+#define MAX_PROGS	16
+
+struct progs {
+	__u32 id[MAX_PROGS];
+	size_t n;
+	bool ext;	/* one runs behind libxdp's dispatcher (freplace) */
+};
+
+/* The XDP programs named xlb_xdp (the skeleton's entry point) whose maps
+ * include the one of map_fd. */
+static int programs_using(int map_fd, struct progs *p)
+{
+	struct bpf_map_info minfo = {};
+	__u32 len = sizeof(minfo), id = 0, map_ids[64], i;
+	int fd;
+
+	if (bpf_obj_get_info_by_fd(map_fd, &minfo, &len))
+		return -errno;
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		len = sizeof(info);
+		info.nr_map_ids = sizeof(map_ids) / sizeof(map_ids[0]);
+		info.map_ids = (__u64)(unsigned long)map_ids;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			info.nr_map_ids = 0;
+		close(fd);
+		if (strcmp(info.name, "xlb_xdp") ||
+		    (info.type != BPF_PROG_TYPE_XDP &&
+		     info.type != BPF_PROG_TYPE_EXT))
+			continue;
+		for (i = 0; i < info.nr_map_ids && i < 64; i++) {
+			if (map_ids[i] != minfo.id)
+				continue;
+			p->ext |= info.type == BPF_PROG_TYPE_EXT;
+			if (p->n < MAX_PROGS)
+				p->id[p->n++] = id;
+			break;
+		}
+	}
+	return 0;
+}
+
+struct link_find {
+	const struct progs *p;
+	char dev[IF_NAMESIZE];
+};
+
+static bool is_ours(const struct progs *p, __u32 id)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->id[i] == id)
+			return true;
+	return false;
+}
+
+/* One RTM_NEWLINK of the dump: its name when one of its XDP programs
+ * (any mode) is ours. */
+static int link_one(const struct nlmsghdr *msg, void *ctx)
+{
+	struct link_find *f = ctx;
+	const struct ifinfomsg *ifi = NLMSG_DATA(msg);
+	const char *name = NULL;
+	struct rtattr *rta, *x;
+	bool ours = false;
+	int len, xlen;
+
+	if (msg->nlmsg_type != RTM_NEWLINK)
+		return 0;
+	len = msg->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi));
+	for (rta = IFLA_RTA(ifi); RTA_OK(rta, len); rta = RTA_NEXT(rta, len)) {
+		if (rta->rta_type == IFLA_IFNAME)
+			name = RTA_DATA(rta);
+		if (rta->rta_type != IFLA_XDP)
+			continue;
+		xlen = RTA_PAYLOAD(rta);
+		for (x = RTA_DATA(rta); RTA_OK(x, xlen); x = RTA_NEXT(x, xlen))
+			if ((x->rta_type == IFLA_XDP_PROG_ID ||
+			     x->rta_type == IFLA_XDP_DRV_PROG_ID ||
+			     x->rta_type == IFLA_XDP_SKB_PROG_ID ||
+			     x->rta_type == IFLA_XDP_HW_PROG_ID) &&
+			    is_ours(f->p, *(__u32 *)RTA_DATA(x)))
+				ours = true;
+	}
+	if (!ours)
+		return 0;
+	snprintf(f->dev, sizeof(f->dev), "%s", name ? name : "?");
+	return 1;
+}
+
+/* 1 with f->dev when a device of the current network namespace runs one
+ * of f->p's programs, 0 when none does, or -errno. */
+static int find_link(struct link_find *f)
+{
+	struct xlb_rtnl nl = XLB_RTNL_INIT;
+	struct xlb_rtnl_req req;
+	int err;
+
+	xlb_rtnl_req_init(&req, RTM_GETLINK, 0, sizeof(struct ifinfomsg));
+	err = xlb_rtnl_dump(&nl, &req.n, link_one, f);
+	xlb_rtnl_close(&nl);
+	return err;
+}
+
+/*
+ * The namespace under /run/netns (ip netns's) whose device runs the
+ * program, into ns; entered only for the dump, then left. Returns 1 when
+ * found, 0 when not, -errno when this namespace could not be entered
+ * again (nothing may go on then).
+ */
+static int find_elsewhere(struct link_find *f, char *ns, size_t ns_len)
+{
+	struct dirent *e;
+	int self, fd, found = 0;
+	DIR *d;
+
+	self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return 0;
+	d = opendir(NETNS_RUN_DIR);
+	while (d && !found && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!setns(fd, CLONE_NEWNET)) {
+			found = find_link(f) == 1;
+			if (setns(self, CLONE_NEWNET)) {
+				found = -errno;
+				p_err("cannot return to this network namespace: %s",
+				      strerror(-found));
+			}
+		}
+		close(fd);
+		if (found == 1)
+			snprintf(ns, ns_len, "%s", e->d_name);
+	}
+	if (d)
+		closedir(d);
+	close(self);
+	return found;
+}
+
+int xlb_instance_here(const struct xlb_instance *inst, bool refuse)
+{
+	struct progs p = {};
+	struct link_find f = { .p = &p };
+	char ns[NAME_MAX + 1] = "", where[NAME_MAX + 64];
+	int err;
+
+	/* No program: a detached instance, which commands may change. Behind
+	 * a dispatcher, the device runs the dispatcher, not the program. */
+	if (programs_using(inst->config_fd, &p) || !p.n || p.ext)
+		return 0;
+	if (find_link(&f) != 0)
+		return 0;
+	err = find_elsewhere(&f, ns, sizeof(ns));
+	if (err < 0)
+		return err;
+	if (ns[0])
+		snprintf(where, sizeof(where), "%s in another network namespace: run xlb there (nsenter --net=%s/%s xlb ...)",
+			 f.dev, NETNS_RUN_DIR, ns);
+	else
+		snprintf(where, sizeof(where), "a device in another network namespace (program id %u): run xlb there (nsenter --net=...)",
+			 p.id[0]);
+	if (refuse) {
+		p_err("instance %s is attached to %s", inst->dir, where);
+		return -EXDEV;
+	}
+	p_info("xlb: note: instance %s is attached to %s; next hops and devices shown are this namespace's",
+	       inst->dir, where);
+	return 0;
+}
