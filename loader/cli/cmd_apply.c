@@ -642,7 +642,7 @@ static int apply_help(void)
 	       "`xlb show -j` output is accepted (what it observed is skipped).\n"
 	       "--keep-on-error (xlb.service's start): when the file cannot be\n"
 	       "read or is refused and the instance already holds VIPs, they are\n"
-	       "kept and xlb apply exits 0 after the error and a warning; without\n"
+	       "kept and the command exits 0 after the error and a warning; without\n"
 	       "VIPs, or without the option, the error is the exit status.\n");
 	printf("A \"history\" entry is refused unless its \"prev\" is one of the VIP's\n"
 	       "backends in the file (weight 0 too), its \"since\" at most %d s ahead\n"
