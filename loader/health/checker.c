@@ -470,16 +470,19 @@ static int check_fail_open(struct checker *c, struct xlb_instance *inst,
 }
 
 /*
- * Under the write lock: the flags each backend should carry, one
- * transaction (flags and table) per backend, then its record; and the
- * VIPs that entered fail open.
+ * Under the write lock: the flags each backend should carry, all of the
+ * round's in one change (a table per VIP, however many of its backends
+ * went down), then each backend's record; and the VIPs that entered fail
+ * open.
  */
 static int commit(struct checker *c)
 {
-	static bool touched[XLB_MAX_VIPS];
+	bool touched[XLB_MAX_VIPS] = { false };
+	struct xlb_health_change *ch = NULL;
 	struct xlb_instance inst;
 	struct hc_backend *e;
 	struct xlb_state *st;
+	size_t n = 0;
 	__u8 want, from;
 	__u32 id;
 	int err;
@@ -491,18 +494,31 @@ static int commit(struct checker *c)
 	c->st = st;
 	/* What the operator changed since the last read counts first. */
 	err = reconcile(c, &inst, false, mono_ms());
-	memset(touched, 0, sizeof(touched));
+	ch = calloc(XLB_MAX_BACKENDS, sizeof(*ch));
+	if (!err && !ch) {
+		p_err("out of memory");
+		err = -ENOMEM;
+	}
+	for (id = 1; !err && id < c->top; id++) {
+		e = &c->be[id];
+		if (!needs_commit(e))
+			continue;
+		want = wanted_flags(e, e->next);
+		if (want != e->flags)
+			ch[n++] = (struct xlb_health_change){
+				.id = id,
+				.down = want & XLB_BE_F_DOWN,
+				.evict = want & XLB_BE_F_EVICT,
+			};
+	}
+	if (!err && n)
+		err = xlb_backends_set_health(&inst, st, ch, n);
 	for (id = 1; !err && id < c->top; id++) {
 		e = &c->be[id];
 		if (!needs_commit(e))
 			continue;
 		want = wanted_flags(e, e->next);
 		if (want != e->flags) {
-			err = xlb_backend_set_health(&inst, st, id,
-						     want & XLB_BE_F_DOWN,
-						     want & XLB_BE_F_EVICT);
-			if (err)
-				break;
 			e->flags = want;
 			touched[e->vip_id] = true;
 		}
@@ -521,6 +537,7 @@ static int commit(struct checker *c)
 			err = check_fail_open(c, &inst, id);
 	if (!err)
 		c->pending = false;
+	free(ch);
 	/* The state stays: it is the newest read. */
 	xlb_instance_close(&inst);
 	return err;

@@ -1086,43 +1086,75 @@ static int vip_modify(struct xlb_instance *inst, struct xlb_state *st,
 	return vip_commit(inst, st, v);
 }
 
-int xlb_backend_set_health(struct xlb_instance *inst, struct xlb_state *st,
-			   __u32 id, bool down, bool evict)
+int xlb_backends_set_health(struct xlb_instance *inst, struct xlb_state *st,
+			    const struct xlb_health_change *ch, size_t n)
 {
 	struct xlb_state_vip *v;
 	struct xlb_backend b;
+	bool *dirty = NULL;
+	size_t i;
+	__u32 id;
 	int err;
 
-	if (id == XLB_BACKEND_NONE || id >= XLB_MAX_BACKENDS ||
-	    !xlb_backend_live(&st->backends[id])) {
-		p_err("no backend with id %u", id);
-		return -ENOENT;
-	}
-	b = st->backends[id];
-	b.flags &= ~(XLB_BE_F_DOWN | XLB_BE_F_EVICT);
-	b.flags |= (down ? XLB_BE_F_DOWN : 0) | (evict ? XLB_BE_F_EVICT : 0);
-	if (b.flags == st->backends[id].flags)
-		return 0;
-	v = xlb_state_vip_by_id(st, b.vip_id);
-	if (!v || v->corrupt[0]) {
-		p_err("backend id %u belongs to no usable VIP", id);
-		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		id = ch[i].id;
+		if (id == XLB_BACKEND_NONE || id >= XLB_MAX_BACKENDS ||
+		    !xlb_backend_live(&st->backends[id])) {
+			p_err("no backend with id %u", id);
+			return -ENOENT;
+		}
+		v = xlb_state_vip_by_id(st, st->backends[id].vip_id);
+		if (!v || v->corrupt[0]) {
+			p_err("backend id %u belongs to no usable VIP", id);
+			return -EINVAL;
+		}
 	}
 	err = xlb_update_pending(inst, st);
 	if (err)
 		return err;
-	/* EVICT alone leaves the table as it is: the record only. */
-	if (!((b.flags ^ st->backends[id].flags) & XLB_BE_F_DOWN)) {
-		batch_put(st, id, &b);
-		return batch_write(inst);
+	dirty = calloc(XLB_MAX_VIPS, sizeof(*dirty));
+	if (!dirty) {
+		p_err("out of memory");
+		return -ENOMEM;
 	}
-	v->vip.flags |= XLB_VIP_F_DIRTY;
-	err = write_vip(inst, v, BPF_EXIST);
-	if (err)
-		return err;
-	batch_put(st, id, &b);
-	err = batch_write(inst);
-	return err ?: vip_commit(inst, st, v);
+	/* The VIPs whose tables change are DIRTY before any record does. */
+	for (i = 0; i < n && !err; i++) {
+		b = st->backends[ch[i].id];
+		if (!!(b.flags & XLB_BE_F_DOWN) == ch[i].down ||
+		    dirty[b.vip_id])
+			continue;
+		v = xlb_state_vip_by_id(st, b.vip_id);
+		v->vip.flags |= XLB_VIP_F_DIRTY;
+		err = write_vip(inst, v, BPF_EXIST);
+		dirty[b.vip_id] = !err;
+	}
+	/* The records, one batch (EVICT alone changes no table). */
+	for (i = 0; i < n && !err; i++) {
+		b = st->backends[ch[i].id];
+		b.flags &= ~(XLB_BE_F_DOWN | XLB_BE_F_EVICT);
+		b.flags |= (ch[i].down ? XLB_BE_F_DOWN : 0) |
+			   (ch[i].evict ? XLB_BE_F_EVICT : 0);
+		if (b.flags != st->backends[ch[i].id].flags)
+			batch_put(st, ch[i].id, &b);
+	}
+	err = err ?: batch_write(inst);
+	/* Then each of those VIPs' tables, once. */
+	for (id = 0; id < XLB_MAX_VIPS && !err; id++) {
+		if (!dirty[id])
+			continue;
+		v = xlb_state_vip_by_id(st, id);
+		err = vip_commit(inst, st, v);
+	}
+	free(dirty);
+	return err;
+}
+
+int xlb_backend_set_health(struct xlb_instance *inst, struct xlb_state *st,
+			   __u32 id, bool down, bool evict)
+{
+	struct xlb_health_change ch = { .id = id, .down = down, .evict = evict };
+
+	return xlb_backends_set_health(inst, st, &ch, 1);
 }
 
 bool xlb_update_rehearsal(void)

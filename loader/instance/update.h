@@ -163,6 +163,23 @@ int xlb_update_pending(struct xlb_instance *inst, struct xlb_state *st);
 int xlb_backend_set_health(struct xlb_instance *inst, struct xlb_state *st,
 			   __u32 id, bool down, bool evict);
 
+/* One verdict of the checker (xlb_backends_set_health()). */
+struct xlb_health_change {
+	__u32 id;		/* a live backend */
+	bool down;		/* XLB_BE_F_DOWN */
+	bool evict;		/* XLB_BE_F_EVICT */
+};
+
+/*
+ * The verdicts of a round at once: as xlb_backend_set_health() for each,
+ * but every VIP they change swaps its table once (all its DIRTY marks, then
+ * every record in one batch, then each table), so that a mass outage of
+ * thousands of backends costs a table per VIP, not one per backend. Nothing
+ * is written when one of them names no live backend.
+ */
+int xlb_backends_set_health(struct xlb_instance *inst, struct xlb_state *st,
+			    const struct xlb_health_change *ch, size_t n);
+
 /* Inside xlb_update_all_or_nothing()'s rehearsal, where writes made from
  * the change (hc_store.h's too) are left out. */
 bool xlb_update_rehearsal(void);
