@@ -252,7 +252,10 @@ int xlb_nexthop_get(const struct xlb_config *cfg, const __be32 addr[4],
 	err = route_get(addr, family, src, nh);
 	if (err && err != -ENETUNREACH && src)
 		err = route_get(addr, family, NULL, nh);
-	if (err == -ENETUNREACH || err == -EHOSTUNREACH || err == -ENETDOWN)
+	/* The kernel answers a blackhole route with EINVAL, a prohibit
+	 * one with EACCES: no next hop either. */
+	if (err == -ENETUNREACH || err == -EHOSTUNREACH || err == -ENETDOWN ||
+	    err == -EINVAL || err == -EACCES)
 		return -ENETUNREACH;
 	return err ?: neigh_get(nh);
 }
