@@ -8,7 +8,10 @@
 #  - `xlb vip add` refuses an address of the balancer's device, one of lo,
 #    and an IPv6 one, with one line giving the reason, and nothing changes;
 #  - `xlb apply` refuses a whole file that lists one among other VIPs;
-#  - an address of another host on the same subnet is taken.
+#  - an address of another host on the same subnet is taken, and so are
+#    VIPs whose prefix is routed to a blackhole, prohibited or unreachable
+#    (as a balancer routes its VIPs to keep the kernel from forwarding
+#    them), which the kernel's route lookup answers with an error.
 set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/loader_lib.sh"
@@ -37,4 +40,13 @@ fails_unchanged apply_refuses_a_file_with_a_local_vip "vips[2]: 198.51.100.2 is 
 	x apply "$TMP/state.json"
 
 tl_check vip_add_takes_another_hosts_address x vip add 198.51.100.9:80/tcp
+ip -n "$NS" route add blackhole 203.0.113.0/26 &&
+ip -n "$NS" route add prohibit 203.0.113.64/26 &&
+ip -n "$NS" route add unreachable 203.0.113.128/26 &&
+ip -n "$NS" -6 route add blackhole 2001:db8:f::/64 ||
+	tl_fail vip_local_routes "cannot add the routes"
+tl_check vip_add_takes_a_blackholed_vip x vip add 203.0.113.1:80/tcp
+tl_check vip_add_takes_a_prohibited_vip x vip add 203.0.113.65:80/tcp
+tl_check vip_add_takes_an_unreachable_vip x vip add 203.0.113.129:80/tcp
+tl_check vip_add_takes_a_blackholed_ipv6_vip x vip add '[2001:db8:f::1]:80/tcp'
 exit "$TL_FAILED"

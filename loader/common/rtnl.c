@@ -132,6 +132,35 @@ int xlb_rtnl_dump(struct xlb_rtnl *nl, struct nlmsghdr *req,
 	return rtnl_send(nl, req) ?: rtnl_answer(nl, req->nlmsg_seq, NULL, fn, ctx);
 }
 
+int xlb_rtnl_route_type(struct xlb_rtnl *nl, int af, const void *dst,
+			__u8 *type)
+{
+	size_t len = af == AF_INET ? 4 : 16;
+	struct xlb_rtnl_req req;
+	struct nlmsghdr *h;
+	struct rtmsg *r;
+	int err;
+
+	xlb_rtnl_req_init(&req, RTM_GETROUTE, 0, sizeof(*r));
+	r = xlb_rtnl_hdr(&req);
+	r->rtm_family = af;
+	r->rtm_dst_len = len * 8;
+	xlb_rtnl_attr(&req.n, RTA_DST, dst, len);
+	err = xlb_rtnl_talk(nl, &req.n, &h);
+	/* The kernel answers a route that leads nowhere with its error. */
+	if (err == -ENETUNREACH || err == -EHOSTUNREACH)
+		*type = RTN_UNREACHABLE;
+	else if (err == -EINVAL)
+		*type = RTN_BLACKHOLE;
+	else if (err == -EACCES)
+		*type = RTN_PROHIBIT;
+	else if (!err && h->nlmsg_type == RTM_NEWROUTE)
+		*type = ((struct rtmsg *)NLMSG_DATA(h))->rtm_type;
+	else
+		return err ?: -EPROTO;
+	return 0;
+}
+
 void xlb_rtnl_close(struct xlb_rtnl *nl)
 {
 	if (nl->fd >= 0)

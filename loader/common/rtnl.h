@@ -68,6 +68,14 @@ int xlb_rtnl_talk(struct xlb_rtnl *nl, struct nlmsghdr *req,
 int xlb_rtnl_dump(struct xlb_rtnl *nl, struct nlmsghdr *req,
 		  int (*fn)(const struct nlmsghdr *msg, void *ctx), void *ctx);
 
+/* The type of the kernel's route to dst (af AF_INET or AF_INET6, the
+ * whole address): RTN_LOCAL for an address of this host, whatever
+ * interface holds it; RTN_UNREACHABLE without a route, RTN_BLACKHOLE and
+ * RTN_PROHIBIT for those (which the kernel answers with an error). 0 or
+ * -errno. */
+int xlb_rtnl_route_type(struct xlb_rtnl *nl, int af, const void *dst,
+			__u8 *type);
+
 void xlb_rtnl_close(struct xlb_rtnl *nl);
 
 #endif /* XLB_RTNL_H */

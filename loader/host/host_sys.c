@@ -153,26 +153,13 @@ static int addr_one(const struct nlmsghdr *h, void *ctx)
 int xlb_host_addr_local(struct xlb_rtnl *nl, const struct xlb_host_addr *a,
 			bool *local)
 {
-	struct xlb_rtnl_req req;
-	struct nlmsghdr *h;
-	struct rtmsg *r;
+	__u8 type = RTN_UNSPEC;
 	int err;
 
-	xlb_rtnl_req_init(&req, RTM_GETROUTE, 0, sizeof(*r));
-	r = xlb_rtnl_hdr(&req);
-	r->rtm_family = a->family == XLB_AF_INET ? AF_INET : AF_INET6;
-	r->rtm_dst_len = addr_len(a->family) * 8;
-	xlb_rtnl_attr(&req.n, RTA_DST, a->addr, addr_len(a->family));
-	err = xlb_rtnl_talk(nl, &req.n, &h);
-	if (err == -ENETUNREACH || err == -EHOSTUNREACH) {
-		*local = false;
-		return 0;
-	}
-	if (err)
-		return err;
-	r = NLMSG_DATA(h);
-	*local = h->nlmsg_type == RTM_NEWROUTE && r->rtm_type == RTN_LOCAL;
-	return 0;
+	err = xlb_rtnl_route_type(nl, a->family == XLB_AF_INET ? AF_INET :
+				  AF_INET6, a->addr, &type);
+	*local = !err && type == RTN_LOCAL;
+	return err;
 }
 
 int xlb_host_addrs(struct xlb_rtnl *nl, int ifindex, bool global,

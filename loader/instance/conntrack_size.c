@@ -10,6 +10,7 @@
 
 #include "report.h"
 #include "conntrack_size.h"
+#include "prog_users.h"
 #include "xlb.h"
 
 /* The conntrack-size setting of the instance in pin_dir; 0 when none. */
@@ -35,31 +36,19 @@ static __u32 setting_of(const char *pin_dir)
  * (an attached xlb), or 0. Its packets keep going to that table whatever
  * the pin dir says, so a new table would split the instance in two.
  */
+static int first_user(__u32 prog_id, const struct bpf_prog_info *info,
+		      void *ctx)
+{
+	(void)info;
+	*(__u32 *)ctx = prog_id;
+	return 1;
+}
+
 static __u32 program_using(int map_fd)
 {
-	struct bpf_map_info minfo = {};
-	__u32 len = sizeof(minfo), id = 0, map_ids[64], i;
-	int fd;
+	__u32 id = 0;
 
-	if (bpf_obj_get_info_by_fd(map_fd, &minfo, &len))
-		return 0;
-	while (!bpf_prog_get_next_id(id, &id)) {
-		struct bpf_prog_info info = {};
-
-		fd = bpf_prog_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		len = sizeof(info);
-		info.nr_map_ids = sizeof(map_ids) / sizeof(map_ids[0]);
-		info.map_ids = (__u64)(unsigned long)map_ids;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len))
-			info.nr_map_ids = 0;
-		close(fd);
-		for (i = 0; i < info.nr_map_ids && i < 64; i++)
-			if (map_ids[i] == minfo.id)
-				return id;
-	}
-	return 0;
+	return xlb_map_users(map_fd, first_user, &id) == 1 ? id : 0;
 }
 
 int xlb_ct_size_for_load(struct bpf_map *map, const char *pin_dir,

@@ -20,6 +20,7 @@
 #include "report.h"
 #include "rtnl.h"
 #include "instance.h"
+#include "prog_users.h"
 
 #define NETNS_RUN_DIR	"/run/netns"
 #define MAX_PROGS	16
@@ -30,42 +31,25 @@ struct progs {
 	bool ext;	/* one runs behind libxdp's dispatcher (freplace) */
 };
 
-/* The XDP programs named xlb_xdp (the skeleton's entry point) whose maps
- * include the one of map_fd. */
+/* An XDP program named xlb_xdp (the skeleton's entry point), or one behind
+ * libxdp's dispatcher, into p. */
+static int add_xlb(__u32 prog_id, const struct bpf_prog_info *info, void *ctx)
+{
+	struct progs *p = ctx;
+
+	if (strcmp(info->name, "xlb_xdp") ||
+	    (info->type != BPF_PROG_TYPE_XDP && info->type != BPF_PROG_TYPE_EXT))
+		return 0;
+	p->ext |= info->type == BPF_PROG_TYPE_EXT;
+	if (p->n < MAX_PROGS)
+		p->id[p->n++] = prog_id;
+	return 0;
+}
+
+/* The xlb programs whose maps include the one of map_fd. */
 static int programs_using(int map_fd, struct progs *p)
 {
-	struct bpf_map_info minfo = {};
-	__u32 len = sizeof(minfo), id = 0, map_ids[64], i;
-	int fd;
-
-	if (bpf_obj_get_info_by_fd(map_fd, &minfo, &len))
-		return -errno;
-	while (!bpf_prog_get_next_id(id, &id)) {
-		struct bpf_prog_info info = {};
-
-		fd = bpf_prog_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		len = sizeof(info);
-		info.nr_map_ids = sizeof(map_ids) / sizeof(map_ids[0]);
-		info.map_ids = (__u64)(unsigned long)map_ids;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len))
-			info.nr_map_ids = 0;
-		close(fd);
-		if (strcmp(info.name, "xlb_xdp") ||
-		    (info.type != BPF_PROG_TYPE_XDP &&
-		     info.type != BPF_PROG_TYPE_EXT))
-			continue;
-		for (i = 0; i < info.nr_map_ids && i < 64; i++) {
-			if (map_ids[i] != minfo.id)
-				continue;
-			p->ext |= info.type == BPF_PROG_TYPE_EXT;
-			if (p->n < MAX_PROGS)
-				p->id[p->n++] = id;
-			break;
-		}
-	}
-	return 0;
+	return xlb_map_users(map_fd, add_xlb, p);
 }
 
 struct link_find {
