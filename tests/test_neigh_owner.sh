@@ -15,7 +15,10 @@
 #  - an entry the kernel learned, an operator's static `nud reachable` one,
 #    an operator's managed one made before xlb's change, and one of xlb's
 #    that the operator replaced: each stays as it was (state, flags,
-#    address) once its backend is gone, and only xlb's own go.
+#    address) once its backend is gone, and only xlb's own go;
+#  - a backend behind an entry xlb left alone that then goes (aged out,
+#    deleted) is not left unresolved: the checker (`xlb health run`) gives
+#    its next hop an entry of xlb's within its next neighbour pass (10 s).
 set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/loader_lib.sh"
@@ -35,6 +38,11 @@ ip -n "$NS" link add v0 type veth peer name v1 netns "$PEER" &&
 ip -n "$NS" link set v0 up && ip -n "$PEER" link set v1 up &&
 ip -n "$NS" addr add 2001:db8:1::1/64 dev v0 nodad &&
 ip -n "$PEER" addr add 2001:db8:1::2/64 dev v1 nodad &&
+# The peer also answers for M and R below: the kernel's periodic GC (at
+# work once the host's table holds gc_thresh1 entries, xlb's 1,100
+# included) deletes an entry that failed to resolve, whoever made it.
+ip -n "$PEER" addr add 2001:db8:1::6/64 dev v1 nodad &&
+ip -n "$PEER" addr add 2001:db8:1::7/64 dev v1 nodad &&
 ip -n "$NS" addr add 198.51.100.1/24 dev v0 &&
 ip -n "$PEER" addr add 198.51.100.2/24 dev v1 || exit 1
 if ! x attach v0 --mode generic >/dev/null 2>"$TMP/err"; then
@@ -133,4 +141,23 @@ for a in K S M R; do
 done
 tl_check xlbs_own_entry_goes_with_its_backend test -z "$(entry "$X")"
 tl_check no_entry_of_xlbs_is_left test "$(entries)" -eq 0
+
+# ---- the checker makes an entry where the kernel's went ------------------
+tl_in "$NS" ping -6 -c 1 -W 2 "$K" >/dev/null
+x apply <(jq -n --arg vip "$VIP" --arg k "$K" '{vips: [{vip: $vip, backends: [{addr: $k}]}]}') 2>/dev/null
+tl_check a_learned_entry_is_left_to_the_kernel test "$(entries)" -eq 0
+tl_in "$NS" "$XLB" --pin-dir "$PIN" health run --obj "$BUILD/hc.bpf.o" \
+	>"$TMP/checker.out" 2>&1 &
+checker=$!
+tl_on_exit "kill -9 $checker 2>/dev/null"
+sleep 1
+# As the kernel ages it out once unused.
+tl_in "$NS" ip -6 neigh del "$K" dev v0
+for ((i = 0; i < 130; i++)); do
+	[[ $(entries) -eq 1 ]] && break
+	sleep 0.1
+done
+tl_check checker_makes_an_entry_where_the_kernels_went test "$(entries)" -eq 1
+kill -TERM "$checker" 2>/dev/null
+wait "$checker" 2>/dev/null
 exit $TL_FAILED

@@ -14,6 +14,7 @@
 #include "addr.h"
 #include "checker.h"
 #include "hc_store.h"
+#include "neigh.h"
 #include "probe.h"
 #include "report.h"
 #include "state.h"
@@ -25,6 +26,8 @@
  * the settings (a lookup per backend) at most once a second. */
 #define REFRESH_MIN_MS	100
 #define REFRESH_MAX_MS	1000
+/* How often the backends' next hops are seen to (neigh_pass()). */
+#define NEIGH_PASS_MS	10000
 #define SETTINGS_MS	1000
 /* New backends' first probes are spread over their interval in this many
  * steps, so that a thousand backends are not probed in one burst. */
@@ -91,6 +94,7 @@ struct checker {
 		__u32 example;		/* a backend id */
 	} start_fail[START_CAUSES];
 	__u64 next_round_ms;
+	__u64 next_neigh_ms;
 };
 
 static __u64 mono_ms(void)
@@ -740,6 +744,33 @@ static bool fatal(int err)
 	return err && err != -EBUSY;
 }
 
+/*
+ * The backends' next hops given entries of xlb's where they have none, as
+ * every command that changes backends does (neigh.h): an entry xlb leaves
+ * alone, the kernel's or the operator's, can go (aged out, deleted), and
+ * then the datapath drops the backend's packets (drop_neigh_unresolved)
+ * until a command made a new one; the checker runs all along, so it does
+ * within NEIGH_PASS_MS. Only backends it makes an entry for and that do
+ * not resolve, or that get none, are named. Under the write lock, as a
+ * change; an instance that cannot be opened now is tried next time.
+ */
+static void neigh_pass(struct checker *c)
+{
+	struct xlb_instance inst;
+	struct xlb_state *st;
+	bool *none;
+
+	none = calloc(XLB_MAX_BACKENDS, sizeof(*none));
+	if (!none)
+		return;
+	if (!xlb_update_open(&inst, c->opts->instance, &st, false)) {
+		xlb_neigh_sync(&inst, st, none);
+		xlb_state_free(st);
+		xlb_instance_close(&inst);
+	}
+	free(none);
+}
+
 int xlb_checker_run(const struct xlb_checker_opts *opts)
 {
 	struct checker *c;
@@ -769,6 +800,10 @@ int xlb_checker_run(const struct xlb_checker_opts *opts)
 			err = commit(c);
 		if (fatal(err))
 			break;
+		if (!opts->once && c->st && now >= c->next_neigh_ms) {
+			neigh_pass(c);
+			c->next_neigh_ms = now + NEIGH_PASS_MS;
+		}
 		if (!c->st) {
 			/* The last read failed: wait for the next refresh. */
 			c->next_refresh_ms = now + REFRESH_MAX_MS;
