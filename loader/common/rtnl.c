@@ -68,9 +68,13 @@ static ssize_t rtnl_recv(struct xlb_rtnl *nl)
 {
 	ssize_t len;
 
+	/* MSG_TRUNC: the datagram's whole length, so that one larger than
+	 * the buffer is an error rather than a dump silently cut short. */
 	do {
-		len = recv(nl->fd, nl->buf, sizeof(nl->buf), 0);
+		len = recv(nl->fd, nl->buf, sizeof(nl->buf), MSG_TRUNC);
 	} while (len < 0 && errno == EINTR);
+	if (len > (ssize_t)sizeof(nl->buf))
+		return -EMSGSIZE;
 	return len < 0 ? -errno : len;
 }
 

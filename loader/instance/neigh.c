@@ -354,7 +354,8 @@ struct room {
 	bool known;		/* the table was read */
 	__u32 thresh3;		/* gc_thresh3 */
 	__u32 entries;		/* every entry, of every namespace */
-	__u32 exempt;		/* this namespace's, out of gc's count */
+	__u32 exempt;		/* this namespace's, out of gc's count or
+				 * reclaimed at once (NOARP) */
 	bool counted;		/* the entries xlb makes count too */
 	__u32 made;		/* entries made now that count */
 };
@@ -439,9 +440,14 @@ static int neigh_msg(const struct nlmsghdr *h, void *ctx)
 	struct room *r = ctx;
 	const struct ndmsg *nd = NLMSG_DATA(h);
 
-	/* What the kernel keeps out of gc's count (permanent entries too). */
+	/* What the kernel keeps out of gc's count (permanent entries too),
+	 * and what it takes back whenever it needs the room: the NOARP
+	 * entries of multicast destinations, such as the solicited-node
+	 * groups that the probes of xlb's own entries are sent to, one per
+	 * backend on-link (`ip neigh` does not show them). */
 	if (h->nlmsg_type == RTM_NEWNEIGH &&
-	    (nd->ndm_flags & NTF_EXT_LEARNED || nd->ndm_state & NUD_PERMANENT))
+	    (nd->ndm_flags & NTF_EXT_LEARNED ||
+	     nd->ndm_state & (NUD_PERMANENT | NUD_NOARP)))
 		r->exempt++;
 	return 0;
 }
