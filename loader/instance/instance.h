@@ -66,8 +66,9 @@ void xlb_instance_close(struct xlb_instance *inst);
 /*
  * Whether the instance's XDP program runs on a device of this network
  * namespace, where xlb resolves its backends' next hops and makes their
- * neighbour entries (instance_dev.c). A detached instance (maps pinned,
- * no program) and one behind libxdp's dispatcher pass. Otherwise, with
+ * neighbour entries (instance_dev.c); behind libxdp's dispatcher, whether
+ * the dispatcher its link targets does. A detached instance (maps pinned,
+ * no program) passes. Otherwise, with
  * refuse, -EXDEV after p_err() naming the device and how to get there;
  * without, a note and 0.
  */

@@ -155,6 +155,34 @@ static int find_elsewhere(struct link_find *f, char *ns, size_t ns_len)
 	return found;
 }
 
+/*
+ * Behind libxdp's dispatcher the device runs the dispatcher, and the
+ * program is an extension (freplace) linked to it: p's extensions
+ * replaced by the programs their links target, so that the device is
+ * found by the dispatcher's id.
+ */
+static void dispatchers_of(struct progs *p)
+{
+	struct progs ext = *p;
+	__u32 id = 0, len;
+	int fd;
+
+	p->n = 0;
+	while (p->n < MAX_PROGS && !bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info = {};
+
+		fd = bpf_link_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		len = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    info.type == BPF_LINK_TYPE_TRACING &&
+		    info.tracing.target_obj_id && is_ours(&ext, info.prog_id))
+			p->id[p->n++] = info.tracing.target_obj_id;
+		close(fd);
+	}
+}
+
 int xlb_instance_here(const struct xlb_instance *inst, bool refuse)
 {
 	struct progs p = {};
@@ -162,9 +190,12 @@ int xlb_instance_here(const struct xlb_instance *inst, bool refuse)
 	char ns[NAME_MAX + 1] = "", where[NAME_MAX + 64];
 	int err;
 
-	/* No program: a detached instance, which commands may change. Behind
-	 * a dispatcher, the device runs the dispatcher, not the program. */
-	if (programs_using(inst->config_fd, &p) || !p.n || p.ext)
+	/* No program: a detached instance, which commands may change. */
+	if (programs_using(inst->config_fd, &p) || !p.n)
+		return 0;
+	if (p.ext)
+		dispatchers_of(&p);
+	if (!p.n)
 		return 0;
 	if (find_link(&f) != 0)
 		return 0;
