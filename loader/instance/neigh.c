@@ -781,7 +781,7 @@ static void wait_and_report(struct neigh_sync *s, const struct xlb_state *st,
 		if (w->why) {
 			/* Unreachable until an entry is made: always said. */
 			if (left_out++ < NAMED_MAX)
-				p_info("xlb: warning: backend %s: next hop %s dev %s has no neighbour entry, so its packets are dropped (drop_neigh_unresolved): %s; the next change of backends or `xlb attach` makes it",
+				p_info("xlb: warning: backend %s: next hop %s dev %s has no neighbour entry, so its packets are dropped (drop_neigh_unresolved): %s; the checker (xlb health run) tries again within 10 s, and so do the next change of backends and `xlb attach`",
 				       a, g, dev_name(w->nh.ifindex, dev),
 				       why_str(s, w, why, sizeof(why)));
 			continue;
