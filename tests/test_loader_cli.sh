@@ -180,7 +180,7 @@ if x apply "$TMP/be4095.json" && [[ $(x -j show | jq '[.vips[].backends | length
 			 if $m then .vips[0].table_size = $m else . end' "$TMP/be4095.json"
 	}
 	big() { x -j show | jq -r '.vips[] | select(.vip == "[2001:db8:f::1]:80/tcp") |
-		"\(.table_size) \(.backends | length) \([.backends[].addr | select(startswith("2001:db8:c::"))] | length)"'; }
+		"\(.table_size) \(.backends | length) \([.backends[].addr | select(startswith("2001:db8:c:"))] | length)"'; }
 	others 1 4091 >"$TMP/be-others4091.json"
 	bad full_set_replacement_that_does_not_fit "too many backends: 1 more needed, 0 free (limit 4095 over all VIPs)" \
 		apply "$TMP/be-others4091.json"
@@ -191,6 +191,15 @@ if x apply "$TMP/be4095.json" && [[ $(x -j show | jq '[.vips[].backends | length
 	others 5001 4090 65537 >"$TMP/be-others-m.json"
 	x apply "$TMP/be-others-m.json" 2>/dev/null
 	tl_check full_set_replaced_with_a_new_table_size test "$(big)" = "65537 4090 4090"
+	# A new table size keeping 1000 of them and adding 1000: those it
+	# drops are freed first, those it keeps held (with their health)
+	# until the new table's records are written.
+	jq '.vips[0].backends = (.vips[0].backends[0:1000] +
+		[range(1; 1001) | {addr: ("2001:db8:c:1::" + (. | tostring))}]) |
+	    .vips[0].table_size = 32771' "$TMP/be-others-m.json" >"$TMP/be-kept.json"
+	x apply "$TMP/be-kept.json" 2>/dev/null
+	tl_check new_table_size_keeping_some_when_every_record_is_in_use \
+		test "$(big)" = "32771 2000 2000"
 else
 	tl_fail limit_backends "could not configure 4095 backends"
 fi

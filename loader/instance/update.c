@@ -873,19 +873,21 @@ void xlb_vip_diff(const struct xlb_state *st, const struct xlb_vip_key *key,
 	d->exists = true;
 	k = xlb_state_vip_backends(st, v->vip.id, ids);
 	d->old_backends = k;
-	if (v->vip.table_size != m) {
-		d->removes = k;
-		return;
-	}
-	d->rebuild = false;
 	for (i = 0; i < k; i++) {
 		const struct xlb_backend *b = &st->backends[ids[i]];
 
 		if (!want_has(want, n, b, &weight))
-			d->removes++;
+			d->dropped++;
 		else if (weight != b->weight)
 			d->reweights++;
 	}
+	if (v->vip.table_size != m) {
+		d->removes = k;
+		d->reweights = 0;
+		return;
+	}
+	d->rebuild = false;
+	d->removes = d->dropped;
 	d->adds = n - (k - d->removes);
 }
 
@@ -949,11 +951,12 @@ int xlb_vip_check(const struct xlb_state *st, const struct xlb_vip_key *key,
 		      "%s: too many VIPs (limit %d)", what, XLB_MAX_VIPS);
 		return -EINVAL;
 	}
-	/* The records of the backends it removes can be freed first
-	 * (xlb_vip_converge_mode() does when it must). */
-	if (d.adds > ids_free + d.removes) {
+	/* The records of the backends it drops can be freed first
+	 * (xlb_vip_converge_mode() does when it must); those it keeps are
+	 * held until its new records are written. */
+	if (d.adds > ids_free + d.dropped) {
 		p_err("%s: too many backends: %zu more needed, %zu free (limit %d over all VIPs)",
-		      what, d.adds - d.removes, ids_free, XLB_BACKEND_IDS);
+		      what, d.adds - d.dropped, ids_free, XLB_BACKEND_IDS);
 		return -EINVAL;
 	}
 	return 0;
@@ -1222,11 +1225,13 @@ static bool history_is(const struct xlb_instance *inst,
 /*
  * A change that fits only once the backends it removes are gone (a full
  * set replaced by another when the records are all in use): first the VIP
- * with only the backends it keeps (none when its table is built anew),
+ * with only the backends it keeps, at its table size and mode of now,
  * which frees the others' records, then the change itself. Between the
  * two, the removed backends' slots are the kept ones' (or empty, their
  * packets dropped as drop_no_backend): the same VIP both sides of it,
- * and every record in use named by one table at any moment.
+ * and every record in use named by one table at any moment. The kept
+ * records stay as they are, health included, for a table built anew to
+ * carry it over (carry_health()).
  */
 static int free_replaced_first(struct xlb_instance *inst, struct xlb_state *st,
 			       struct xlb_state_vip *v, bool rebuild,
@@ -1235,6 +1240,7 @@ static int free_replaced_first(struct xlb_instance *inst, struct xlb_state *st,
 	char name[XLB_VIP_STRLEN];
 	struct xlb_want *kept;
 	size_t i, nk = 0;
+	__u32 id;
 	int err;
 
 	kept = malloc((n ? n : 1) * sizeof(*kept));
@@ -1242,10 +1248,18 @@ static int free_replaced_first(struct xlb_instance *inst, struct xlb_state *st,
 		p_err("out of memory");
 		return -ENOMEM;
 	}
-	for (i = 0; i < n && !rebuild; i++)
-		if (xlb_state_backend_find(st, v->vip.id, want[i].addr,
-					   want[i].family))
-			kept[nk++] = want[i];
+	/* At the size of now, a kept backend keeps its weight until the
+	 * change itself. */
+	for (i = 0; i < n; i++) {
+		id = xlb_state_backend_find(st, v->vip.id, want[i].addr,
+					    want[i].family);
+		if (!id)
+			continue;
+		kept[nk] = want[i];
+		if (rebuild)
+			kept[nk].weight = st->backends[id].weight;
+		nk++;
+	}
 	if (!made.rehearsal)
 		p_info("xlb: %s: the records of the backends it removes are freed first, to make room for those it adds: for a moment it has only the %zu it keeps",
 		       xlb_vip_str(&v->key, name, sizeof(name)), nk);
@@ -1285,6 +1299,8 @@ int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
 	 * table size: built anew, its key switched in one update, so that
 	 * its flags and its table's layout change together. */
 	d.rebuild |= v && (v->vip.flags ^ mode) & XLB_VIP_F_STATELESS;
+	if (d.rebuild)
+		d.adds = n;
 	same = !d.rebuild && !d.adds && !d.reweights && !d.removes &&
 	       (v->vip.flags & XLB_VIP_F_MODE) == mode;
 	if (same && (!hist || history_is(inst, v, hist)))

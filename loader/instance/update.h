@@ -46,6 +46,9 @@ struct xlb_vip_diff {
 	size_t reweights;
 	size_t removes;
 	size_t old_backends;	/* live records now */
+	size_t dropped;		/* of those, the ones the change removes
+				 * (removes, but for a rebuild, which
+				 * replaces every record) */
 };
 
 /* Timings of the last table installed, for -v and the benchmark. */
