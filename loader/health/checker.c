@@ -750,25 +750,21 @@ static bool fatal(int err)
  * alone, the kernel's or the operator's, can go (aged out, deleted), and
  * then the datapath drops the backend's packets (drop_neigh_unresolved)
  * until a command made a new one; the checker runs all along, so it does
- * within NEIGH_PASS_MS. Only backends it makes an entry for and that do
- * not resolve, or that get none, are named. Under the write lock, as a
- * change; an instance that cannot be opened now is tried next time.
+ * within NEIGH_PASS_MS. Silently and without waiting for the entries it
+ * makes (xlb_neigh_refresh()): the probe loop goes on. Under the write
+ * lock, as a change; an instance that cannot be opened now is tried next
+ * time.
  */
 static void neigh_pass(struct checker *c)
 {
 	struct xlb_instance inst;
 	struct xlb_state *st;
-	bool *none;
 
-	none = calloc(XLB_MAX_BACKENDS, sizeof(*none));
-	if (!none)
-		return;
 	if (!xlb_update_open(&inst, c->opts->instance, &st, false)) {
-		xlb_neigh_sync(&inst, st, none);
+		xlb_neigh_refresh(&inst, st);
 		xlb_state_free(st);
 		xlb_instance_close(&inst);
 	}
-	free(none);
 }
 
 int xlb_checker_run(const struct xlb_checker_opts *opts)

@@ -157,9 +157,9 @@ static int find_elsewhere(struct link_find *f, char *ns, size_t ns_len)
 
 /*
  * Behind libxdp's dispatcher the device runs the dispatcher, and the
- * program is an extension (freplace) linked to it: p's extensions
- * replaced by the programs their links target, so that the device is
- * found by the dispatcher's id.
+ * program is an extension (freplace) linked to it: the programs their
+ * links target added to p, so that the device is found by the
+ * dispatcher's id.
  */
 static void dispatchers_of(struct progs *p)
 {
@@ -167,7 +167,7 @@ static void dispatchers_of(struct progs *p)
 	__u32 id = 0, len;
 	int fd;
 
-	p->n = 0;
+	/* The programs attached directly stay among those looked for. */
 	while (p->n < MAX_PROGS && !bpf_link_get_next_id(id, &id)) {
 		struct bpf_link_info info = {};
 

@@ -798,8 +798,22 @@ static void wait_and_report(struct neigh_sync *s, const struct xlb_state *st,
 		       left_out - NAMED_MAX);
 }
 
+static int sync_run(struct xlb_instance *inst, const struct xlb_state *st,
+		    const bool *named, bool report);
+
 int xlb_neigh_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		   const bool *named)
+{
+	return sync_run(inst, st, named, true);
+}
+
+int xlb_neigh_refresh(struct xlb_instance *inst, const struct xlb_state *st)
+{
+	return sync_run(inst, st, NULL, false);
+}
+
+static int sync_run(struct xlb_instance *inst, const struct xlb_state *st,
+		    const bool *named, bool report)
 {
 	struct neigh_sync *s;
 	int err, s_err = 0;
@@ -828,10 +842,10 @@ int xlb_neigh_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		err = drop_unwanted(s);
 out:
 	/* The change itself is made: said, but not undone. */
-	if (err)
+	if (err && report)
 		p_info("xlb: warning: cannot keep the next hops of backends resolved (%s/%s, neighbour table): %s; the change is made, and backends whose next hops have no entry have their packets dropped (drop_neigh_unresolved) until the next change of backends or `xlb attach`",
 		       inst->dir, XLB_NEIGH_MAP, strerror(-err));
-	else
+	else if (!err && report)
 		wait_and_report(s, st, named);
 	if (s)
 		sync_free(s);
