@@ -48,7 +48,9 @@ SAN_CFLAGS   ?= -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 # or on a backend host.
 SAN_TESTS    ?= $(wildcard tests/test_cli_*.sh tests/test_loader_*.sh) \
                 tests/test_conntrack_cli.sh tests/test_corrupt_records.sh \
-                tests/test_host_setup.sh
+                tests/test_host_setup.sh tests/test_neigh_owner.sh \
+                tests/test_vip_local.sh tests/test_other_netns.sh \
+                tests/test_service_restart.sh
 
 .PHONY: fuzz fuzz-build fuzz-seeds check-sanitize
 
@@ -91,7 +93,7 @@ check-sanitize: deps
 	fi
 	$(Q)$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) CC=$(SAN_CC) CFLAGS='$(SAN_CFLAGS)' \
 		WARN='$(WARN) -Wno-missing-field-initializers' ARCH_INCLUDE='$(ARCH_INCLUDE)' \
-		$(SAN_BUILD)/xlb $(SAN_BUILD)/xlb.bpf.o $(SAN_BUILD)/pass.bpf.o
+		$(SAN_BUILD)/xlb $(SAN_BUILD)/xlb.bpf.o $(SAN_BUILD)/pass.bpf.o $(SAN_BUILD)/hc.bpf.o
 	$(Q)BUILD=$(SAN_BUILD) fuzz/check-sanitize.sh $(SAN_TESTS)
 
 -include $(wildcard $(FUZZ_DIR)/*.d $(FUZZ_DIR)/obj/loader/*/*.d)
