@@ -375,11 +375,14 @@ config_args() {
 # loop calls xlb directly (the maps need no network namespace): a command
 # is one fork and one exec, the same for the swap and the control.
 SWAP_WEIGHT=1
+# In the balancer's namespace, as every xlb command (its next hops are
+# there); nsenter execs xlb, so each command is still one process.
 swap_once() {
 	SWAP_WEIGHT=$((3 - SWAP_WEIGHT))
-	"$XLB" --pin-dir "$PIN" backend set "$VIP4" "${BACKENDS4[0]}" --weight "$SWAP_WEIGHT"
+	nsenter --net="/run/netns/$NS_LB" "$XLB" --pin-dir "$PIN" \
+		backend set "$VIP4" "${BACKENDS4[0]}" --weight "$SWAP_WEIGHT"
 }
-help_once() { "$XLB" --pin-dir "$PIN" help; }
+help_once() { nsenter --net="/run/netns/$NS_LB" "$XLB" --pin-dir "$PIN" help; }
 
 # cmd_loop FILE CMD: run CMD 20 times a second on the balancer's CPU,
 # ahead of its NAPI thread, until killed, adding a byte to FILE per

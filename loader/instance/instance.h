@@ -68,7 +68,9 @@ void xlb_instance_close(struct xlb_instance *inst);
  * namespace, where xlb resolves its backends' next hops and makes their
  * neighbour entries (instance_dev.c); behind libxdp's dispatcher, whether
  * the dispatcher its link targets does. A detached instance (maps pinned,
- * no program) passes. Otherwise, with
+ * no program) passes, and so does one whose program no device runs here
+ * or in a namespace of ip netns's (loaded for BPF_PROG_TEST_RUN, just
+ * detached, or somewhere xlb cannot name). Otherwise, with
  * refuse, -EXDEV after p_err() naming the device and how to get there;
  * without, a note and 0.
  */

@@ -199,15 +199,16 @@ int xlb_instance_here(const struct xlb_instance *inst, bool refuse)
 		return 0;
 	if (find_link(&f) != 0)
 		return 0;
+	/* Refused only where the device is found: a program no device of
+	 * ip netns's namespaces runs is loaded but attached nowhere (a test
+	 * run through BPF_PROG_TEST_RUN), or going (just detached, freed
+	 * once its last reference closes), or in a namespace xlb cannot
+	 * name; the instance is taken as detached then. */
 	err = find_elsewhere(&f, ns, sizeof(ns));
-	if (err < 0)
+	if (err <= 0)
 		return err;
-	if (ns[0])
-		snprintf(where, sizeof(where), "%s in another network namespace: run xlb there (nsenter --net=%s/%s xlb ...)",
-			 f.dev, NETNS_RUN_DIR, ns);
-	else
-		snprintf(where, sizeof(where), "a device in another network namespace (program id %u): run xlb there (nsenter --net=...)",
-			 p.id[0]);
+	snprintf(where, sizeof(where), "%s in another network namespace: run xlb there (nsenter --net=%s/%s xlb ...)",
+		 f.dev, NETNS_RUN_DIR, ns);
 	if (refuse) {
 		p_err("instance %s is attached to %s", inst->dir, where);
 		return -EXDEV;
