@@ -38,6 +38,7 @@
 #include "update.h"
 #include "median.h"
 #include "pinned_instance.h"
+#include "sandbox.h"
 
 #define TARGET_MS 1.0	/* computed to live, M = 65537 */
 
@@ -242,11 +243,16 @@ int main(int argc, char **argv)
 	struct sched_param rt_prio = { .sched_priority = 10 };
 	long nproc = sysconf(_SC_NPROCESSORS_ONLN);
 	struct result r, target = {};
+	struct xlb_sandbox env;
 	size_t s, c;
 	bool rt;
 
 	xlb_progname = "bench_update";
 	build = pinned_build_dir();
+	/* A network namespace of its own, which the xlb commands inherit:
+	 * their backends' next hops are the sandbox's, never the host's. */
+	if (xlb_sandbox_setup(&env))
+		return 1;
 	if (make_instance())
 		return 1;
 	/* Real-time priority (inherited by the watching thread and the xlb
