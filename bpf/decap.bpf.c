@@ -257,6 +257,18 @@ XLB_INLINE bool source_ok(const struct xlb_decap_config *c,
 }
 
 /*
+ * A length field as a bounded scalar, plus hdr: older verifiers (Linux
+ * 6.1) keep no bounds through a byte swap, and refuse to add an unbounded
+ * value to a packet pointer; the mask, which the barrier keeps the
+ * compiler from folding away, gives them [0, 65535].
+ */
+XLB_INLINE __u32 inner_len(__u32 field, __u32 hdr)
+{
+	barrier_var(field);
+	return (field & 0xffff) + hdr;
+}
+
+/*
  * The inner packet at inner, of the family: 0 when its IP header is
  * whole, its length no more than the bytes present and for one of this
  * host's VIPs, else -reason. The length is the sender's word: what the
@@ -275,7 +287,7 @@ XLB_INLINE int inner_check(const __u8 *inner, void *data_end, __u8 family)
 			return -XLB_DECAP_DROP_TRUNCATED;
 		if (ip4->version != 4)
 			return -XLB_DECAP_DROP_BAD_PROTO;
-		len = bpf_ntohs(ip4->tot_len);
+		len = inner_len(bpf_ntohs(ip4->tot_len), 0);
 		if (len < sizeof(*ip4) || len < ip4->ihl * 4U)
 			return -XLB_DECAP_DROP_INNER_TRUNCATED;
 		dst[0] = ip4->daddr;
@@ -284,7 +296,7 @@ XLB_INLINE int inner_check(const __u8 *inner, void *data_end, __u8 family)
 			return -XLB_DECAP_DROP_TRUNCATED;
 		if (ip6->version != 6)
 			return -XLB_DECAP_DROP_BAD_PROTO;
-		len = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
+		len = inner_len(bpf_ntohs(ip6->payload_len), sizeof(*ip6));
 		__builtin_memcpy(dst, &ip6->daddr, sizeof(dst));
 	}
 	if ((void *)(inner + len) > data_end)
