@@ -140,15 +140,19 @@ static __u32 next_weight(struct xlb_want *want)
 }
 
 /* One change through xlb's own code. */
+/* The change in this process, each table's timings kept in *timing. */
 static int change_in_process(const struct xlb_vip_key *key, __u32 m,
-			     struct xlb_want *want, size_t n)
+			     struct xlb_want *want, size_t n,
+			     struct xlb_table_timing *timing)
 {
+	struct xlb_instance_opts opts = where;
 	struct xlb_instance inst;
 	struct xlb_state *st;
 	int err;
 
+	opts.timing = timing;
 	next_weight(want);
-	err = xlb_update_open(&inst, &where, &st, false);
+	err = xlb_update_open(&inst, &opts, &st, false);
 	if (err)
 		return err;
 	err = xlb_vip_converge(&inst, st, key, m, want, n);
@@ -198,6 +202,7 @@ static int measure(__u32 m, size_t n, int runs, int base_runs, struct result *r)
 {
 	static struct xlb_want want[XLB_MAX_BACKENDS];
 	double command[64], build_ms[64], live[64], ret[64], slot[8], batch[8];
+	struct xlb_table_timing timing = {};
 	char addr[XLB_ADDR_STRLEN], weight[8];
 	const char *args[] = { "backend", "set", "[2001:db8:f::1]:80/tcp", addr,
 			       "--weight", weight, NULL };
@@ -213,15 +218,13 @@ static int measure(__u32 m, size_t n, int runs, int base_runs, struct result *r)
 		if (command[i] < 0)
 			return -1;
 	}
-	xlb_time_tables = true;
 	for (i = 0; i < runs; i++) {
-		if (change_in_process(&key, m, want, n))
+		if (change_in_process(&key, m, want, n, &timing))
 			return -1;
-		build_ms[i] = xlb_last_table_timing.build_us / 1e3;
-		live[i] = xlb_last_table_timing.live_us / 1e3;
-		ret[i] = xlb_last_table_timing.return_us / 1e3;
+		build_ms[i] = timing.build_us / 1e3;
+		live[i] = timing.live_us / 1e3;
+		ret[i] = timing.return_us / 1e3;
 	}
-	xlb_time_tables = false;
 	for (i = 0; i < base_runs; i++)
 		if (baselines(m, &slot[i], &batch[i]))
 			return -1;

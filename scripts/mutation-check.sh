@@ -87,14 +87,14 @@ mutate_fib_gen() {
 		$'\tif (c->expires_ns > now &&'
 }
 
-DESC[apply-weight]="apply: weights above 1,000,000 accepted (loader/cli/cmd_apply.c, loader/instance/update.c)"
+DESC[apply-weight]="apply: weights above 1,000,000 accepted (loader/cli/cmd_apply.c, loader/instance/wants.c)"
 TESTS[apply-weight]="tests/test_loader_cli.sh"
 NEEDS[apply-weight]="tests/test_loader_cli.sh:apply_weight_too_large"
 mutate_apply_weight() {
 	edit loader/cli/cmd_apply.c \
 		$'\t\t\terr = get_u32(d, val, at, "weight", 0, XLB_MAX_WEIGHT,' \
 		$'\t\t\terr = get_u32(d, val, at, "weight", 0, 0xffffffffU,'
-	edit loader/instance/update.c \
+	edit loader/instance/wants.c \
 		$'\t\tif (want[i].weight > XLB_MAX_WEIGHT) {' \
 		$'\t\tif (0) {'
 }

@@ -70,8 +70,7 @@ static bool make_stateless(bool on)
 		xlb_history_free(&h);
 		if (fd < 0)
 			return false;
-		xlb_table_install_next(fd, VIP_TCP4, v->m);
-		err = xlb_table_install(fx.maps.tables, VIP_TCP4, v->table, v->m);
+		err = xlb_table_install_fd(fx.maps.tables, VIP_TCP4, fd);
 		close(fd);
 	} else {
 		err = xlb_table_install(fx.maps.tables, VIP_TCP4, v->table, v->m);

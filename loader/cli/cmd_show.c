@@ -199,14 +199,15 @@ bool xlb_show_observed_top(const char *key)
 
 /* A backend's next hop (neigh.h): the datapath drops its packets while
  * the next hop is unresolved. null without a route (drop_fib_failed). */
-static struct json_object *nexthop_json(const struct xlb_state *st,
+static struct json_object *nexthop_json(struct xlb_nexthops *nx,
+					const struct xlb_state *st,
 					const struct xlb_backend *be)
 {
 	char a[XLB_ADDR_STRLEN], dev[IF_NAMESIZE];
 	struct xlb_nexthop_state nh;
 	struct json_object *o;
 
-	if (xlb_nexthop_get(&st->config, be->addr, be->family, &nh))
+	if (xlb_nexthop_get(nx, &st->config, be->addr, be->family, &nh))
 		return NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "addr", json_object_new_string(
@@ -219,13 +220,14 @@ static struct json_object *nexthop_json(const struct xlb_state *st,
 }
 
 /* The marker of a backend whose next hop is unresolved. */
-static void nexthop_print(FILE *f, const struct xlb_state *st,
+static void nexthop_print(FILE *f, struct xlb_nexthops *nx,
+			  const struct xlb_state *st,
 			  const struct xlb_backend *be)
 {
 	char a[XLB_ADDR_STRLEN], dev[IF_NAMESIZE];
 	struct xlb_nexthop_state nh;
 
-	if (xlb_nexthop_get(&st->config, be->addr, be->family, &nh) ||
+	if (xlb_nexthop_get(nx, &st->config, be->addr, be->family, &nh) ||
 	    xlb_nexthop_resolved(&nh))
 		return;
 	fprintf(f, " next-hop-unresolved (%s dev %s %s)",
@@ -234,7 +236,8 @@ static void nexthop_print(FILE *f, const struct xlb_state *st,
 		xlb_nexthop_nud_str(nh.nud));
 }
 
-static struct json_object *vip_json(const struct xlb_state *st,
+static struct json_object *vip_json(struct xlb_nexthops *nx,
+				    const struct xlb_state *st,
 				    const struct xlb_state_vip *v,
 				    const struct live_table *t,
 				    const __u32 *ids, size_t n,
@@ -287,7 +290,7 @@ static struct json_object *vip_json(const struct xlb_state *st,
 				       json_object_new_string(since) : NULL);
 		json_object_object_add(b, "out_by_health", json_object_new_boolean(
 			out_by_health(be, h)));
-		json_object_object_add(b, "next_hop", nexthop_json(st, be));
+		json_object_object_add(b, "next_hop", nexthop_json(nx, st, be));
 		json_object_array_add(backends, b);
 	}
 	json_object_object_add(o, "backends", backends);
@@ -321,7 +324,8 @@ static void history_print(FILE *f, const struct xlb_history *h)
 	}
 }
 
-static void vip_print(FILE *f, const struct xlb_state *st,
+static void vip_print(FILE *f, struct xlb_nexthops *nx,
+		      const struct xlb_state *st,
 		      const struct xlb_state_vip *v,
 		      const struct live_table *t, const __u32 *ids, size_t n,
 		      const struct xlb_ct_census *ct,
@@ -369,7 +373,7 @@ static void vip_print(FILE *f, const struct xlb_state *st,
 			fprintf(f, " overrides");
 			xlb_hc_print(f, &h->own[i]);
 		}
-		nexthop_print(f, st, be);
+		nexthop_print(f, nx, st, be);
 		fputc('\n', f);
 	}
 	history_print(f, &t->hist);
@@ -414,6 +418,7 @@ int do_show(int argc, char **argv)
 {
 	static __u32 ids[XLB_MAX_BACKENDS];
 	struct json_object *o = NULL, *vips = NULL;
+	struct xlb_nexthops nx = XLB_NEXTHOPS_INIT;
 	struct xlb_ct_census *ct = NULL;
 	struct xlb_vip_key only;
 	struct xlb_instance inst;
@@ -503,10 +508,10 @@ int do_show(int argc, char **argv)
 			goto out;
 		}
 		if (xlb_opts.json)
-			json_object_array_add(vips, vip_json(st, v, &t, ids, n,
+			json_object_array_add(vips, vip_json(&nx, st, v, &t, ids, n,
 							     ct, &h));
 		else
-			vip_print(f, st, v, &t, ids, n, ct, &h);
+			vip_print(f, &nx, st, v, &t, ids, n, ct, &h);
 		free_health(&h);
 		free_live(&t);
 	}
@@ -514,6 +519,7 @@ out:
 	if (f)
 		fclose(f);
 	free(ct);
+	xlb_nexthops_close(&nx);
 	xlb_state_free(st);
 	xlb_instance_close(&inst);
 	if (!err && o) {

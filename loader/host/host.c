@@ -435,6 +435,7 @@ static void neigh_record(struct xlb_host_record *r,
  */
 static int plan_neighbours(struct plan *p, const struct xlb_host_spec *spec)
 {
+	struct xlb_nexthops nx = XLB_NEXTHOPS_INIT;
 	char a[XLB_ADDR_STRLEN];
 	struct xlb_nexthop_state nh;
 	struct xlb_config none = {};
@@ -451,7 +452,7 @@ static int plan_neighbours(struct plan *p, const struct xlb_host_spec *spec)
 		self.family = f->family;
 		if (!xlb_host_prefix_single(f) || addr_in(p->tunnel, p->n_tunnel, &self))
 			continue;
-		err = xlb_nexthop_get(&none, f->addr, f->family, &nh);
+		err = xlb_nexthop_get(&nx, &none, f->addr, f->family, &nh);
 		if (err == -ENETUNREACH) {
 			p_info("xlb: note: fleet member %s has no route from here: packets for it are dropped (drop_no_route)",
 			       addr_s(&self, a));
@@ -460,6 +461,7 @@ static int plan_neighbours(struct plan *p, const struct xlb_host_spec *spec)
 		if (err) {
 			p_err("cannot look up the route to %s: %s", addr_s(&self, a),
 			      strerror(-err));
+			xlb_nexthops_close(&nx);
 			return err;
 		}
 		if (neigh_find(p->next.neigh, p->next.n_neigh, &nh) >= 0)
@@ -473,6 +475,7 @@ static int plan_neighbours(struct plan *p, const struct xlb_host_spec *spec)
 		if (!(nh.ext_flags & NTF_EXT_MANAGED) || !nh.nud)
 			add_step(p, STEP_NEIGH_ADD)->nh = nh;
 	}
+	xlb_nexthops_close(&nx);
 	return 0;
 }
 
@@ -903,6 +906,7 @@ static int tunnels_del(struct xlb_rtnl *nl)
 static int run_step(struct xlb_host *h, struct plan *p, const struct step *s,
 		    bool undo)
 {
+	struct xlb_nexthops nx = XLB_NEXTHOPS_INIT;
 	char a[XLB_ADDR_STRLEN], name[XLB_SYSCTL_KEY_LEN];
 	struct xlb_nexthop_state nh = s->nh;
 	const char *what = "";
@@ -935,7 +939,9 @@ static int run_step(struct xlb_host *h, struct plan *p, const struct step *s,
 	case STEP_NEIGH_ADD:
 	case STEP_NEIGH_DEL:
 		add = (s->kind == STEP_NEIGH_ADD) != undo;
-		err = add ? xlb_nexthop_manage(&nh) : xlb_nexthop_forget(&nh);
+		err = add ? xlb_nexthop_manage(&nx, &nh) :
+			    xlb_nexthop_forget(&nx, &nh);
+		xlb_nexthops_close(&nx);
 		/* An entry xlb did not make (learned, the operator's) is
 		 * never taken over; forget leaves it too. */
 		if (add && err == -EEXIST)

@@ -91,7 +91,8 @@ int xlb_hc_backend_read(const struct xlb_instance *inst, __u32 backend_id,
 	return config_read(inst, xlb_hc_backend_key(backend_id), c);
 }
 
-/* st NULL: within a change that has written what it owed already. */
+/* st NULL: within a change that has written what it owed already (and
+ * is no plan: its caller leaves the write out then). */
 static int config_write(struct xlb_instance *inst, struct xlb_state *st,
 			__u32 key, const struct xlb_hc_config *c)
 {
@@ -100,7 +101,7 @@ static int config_write(struct xlb_instance *inst, struct xlb_state *st,
 	int err;
 
 	err = config_read(inst, key, &have);
-	if (err || !memcmp(&have, c, sizeof(have)) || xlb_update_rehearsal())
+	if (err || !memcmp(&have, c, sizeof(have)) || (st && st->planning))
 		return err;
 	if (!memcmp(c, &none, sizeof(none)) && inst->hc_config_fd < 0)
 		return 0;
@@ -266,7 +267,7 @@ int xlb_hc_reset_backends(struct xlb_instance *inst, const __u32 *ids,
 	__u32 i;
 	int err;
 
-	if (!n || !xlb_hc_present(inst) || xlb_update_rehearsal())
+	if (!n || !xlb_hc_present(inst))
 		return 0;
 	keys = malloc(n * sizeof(*keys));
 	if (!keys) {
@@ -298,7 +299,7 @@ int xlb_hc_copy_backend(struct xlb_instance *inst, __u32 from, __u32 to,
 	struct xlb_hc_state s;
 	int err;
 
-	if (!xlb_hc_present(inst) || xlb_update_rehearsal())
+	if (!xlb_hc_present(inst))
 		return 0;
 	err = xlb_hc_backend_read(inst, from, &c) ?:
 	      config_write(inst, NULL, xlb_hc_backend_key(to), &c);

@@ -52,7 +52,7 @@ int xlb_hc_backend_read(const struct xlb_instance *inst, __u32 backend_id,
  * Write them when they differ from what the map holds (nothing to write:
  * 0), after what the command's first write owes (xlb_update_pending()).
  * Call under XLB_LOCK_WRITE (after xlb_update_begin()), after
- * xlb_hc_check(). Left out in the rehearsal of
+ * xlb_hc_check(). Left out in the plan of
  * xlb_update_all_or_nothing(). Creates the maps when the instance lacks
  * them and c is not all zero. Returns 0 or -errno after p_err().
  */
@@ -90,12 +90,12 @@ int xlb_hc_state_write(struct xlb_instance *inst, __u32 backend_id,
 		       const struct xlb_hc_state *s);
 
 /*
- * For update.c, where ids are handed out: zero the settings of a VIP id,
+ * For a change's records (records.c, update.c), where ids are handed out: zero the settings of a VIP id,
  * or the settings and state of backend ids[n]; copy a VIP's settings,
  * or a backend's settings and state (its gen made new_gen), to the id
  * that replaces it when a VIP is built anew for another table size.
- * Nothing to do without the maps. Left out in a rehearsal. Return 0 or
- * -errno after p_err().
+ * Nothing to do without the maps. The change leaves them out of its
+ * plan. Return 0 or -errno after p_err().
  */
 int xlb_hc_reset_vip(struct xlb_instance *inst, __u32 vip_id);
 int xlb_hc_reset_backends(struct xlb_instance *inst, const __u32 *ids,

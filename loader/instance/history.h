@@ -37,7 +37,7 @@ int xlb_history_init(struct xlb_history *h, __u32 m);
 void xlb_history_free(struct xlb_history *h);
 
 /* The time of a change, Unix seconds. Each table is computed once in a
- * change (xlb_update_all_or_nothing() installs the one its rehearsal
+ * change (xlb_update_all_or_nothing() installs the one its plan
  * made), so the slots it changes share one entry; a long-running command
  * (xlb health run) dates each of its changes anew. */
 __u32 xlb_history_now(void);

@@ -248,6 +248,7 @@ int xlb_instance_open(struct xlb_instance *inst,
 
 	memset(inst, 0, sizeof(*inst));
 	inst->verbose = opts->verbose;
+	inst->timing = opts->timing;
 	inst->dir_fd = -1;
 	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
 		*spec_fd(inst, &specs[i]) = -1;
@@ -387,8 +388,8 @@ static void *watch_swap(void *arg)
 	return NULL;
 }
 
-int xlb_map_install_table(int tables_fd, __u32 vip_id, const __u32 *slots,
-			  __u32 m, double *live_us)
+int xlb_map_install_table(int tables_fd, __u32 vip_id, int made_fd,
+			  const __u32 *slots, __u32 m, double *live_us)
 {
 	struct swap_watch w = { .tables_fd = tables_fd, .vip_id = vip_id };
 	pthread_t thread;
@@ -402,7 +403,8 @@ int xlb_map_install_table(int tables_fd, __u32 vip_id, const __u32 *slots,
 	} else {
 		watching = false;
 	}
-	err = xlb_table_install(tables_fd, vip_id, slots, m);
+	err = made_fd >= 0 ? xlb_table_install_fd(tables_fd, vip_id, made_fd) :
+			     xlb_table_install(tables_fd, vip_id, slots, m);
 	if (watching) {
 		w.stop = true;
 		pthread_join(thread, NULL);

@@ -10,13 +10,25 @@
  * loader/instance, layer 4 of loader/ (may include common/, algo/, sim/):
  *   instance.h     opening, locking, every map write (kill-safe points)
  *   state.h        the configuration read back from the maps
- *   update.h       changes as transactions: check, write, commit
+ *   update.h       changes as transactions, in the order of a change:
+ *     wants.c        what is asked for, checked against the state (pure)
+ *     update.c       begin (finish what a kill left), the VIPs' steps,
+ *                    plan then commit (xlb_update_all_or_nothing), close
+ *     records.c      backend records and VIP keys, written in batches
+ *     tables.c       a VIP's table: computed, made ahead, swapped in
+ *     vip_sets.c     VIP filter, address set, settings: the first write
+ *     change.h       what these share: struct xlb_change, the writes a
+ *                    plan leaves out
+ *   neigh.h        the backends' next hops, after a change (its close)
+ *   history.h      a stateless VIP's previous owners
  *   table_map.h    a VIP's table as an inner map, swapped atomically
  *   conntrack_map.h conntrack_size.h  the connection table's map
  *   settings.h     instance settings (timeouts, seed, sources)
  *   hc_store.h     health settings and state
  * What the command line decides (the pin dir, -v) comes in as parameters
- * (struct xlb_instance_opts).
+ * (struct xlb_instance_opts); what one change holds lives in its state
+ * (struct xlb_state's change, from xlb_update_begin() to
+ * xlb_update_close()): nothing of an instance or a change is global.
  */
 #ifndef XLB_INSTANCE_H
 #define XLB_INSTANCE_H
@@ -25,16 +37,28 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-/* Where the instance is (the command line's --pin-dir), and whether to say
- * what a command waits for and how long each table took (-v). */
+/* Timings of a table installed (-v; a benchmark). */
+struct xlb_table_timing {
+	double build_us;	/* computing the table */
+	double live_us;		/* computed to live: written and swapped in */
+	double return_us;	/* computed to the update's return, after the
+				 * kernel's wait for packets on the old table */
+	double since_start_us;	/* process start to live */
+};
+
+/* Where the instance is (the command line's --pin-dir), whether to say
+ * what a command waits for and how long each table took (-v), and where
+ * to keep the last table's timings without a word (NULL: nowhere). */
 struct xlb_instance_opts {
 	const char *pin_dir;
 	bool verbose;
+	struct xlb_table_timing *timing;
 };
 
 struct xlb_instance {
 	char dir[PATH_MAX];
 	bool verbose;
+	struct xlb_table_timing *timing;	/* opts' */
 	int dir_fd;		/* holds the flock */
 	int config_fd;
 	int vips_fd;
@@ -92,15 +116,17 @@ int xlb_map_delete(int fd, const void *key);
 int xlb_map_update_batch(int fd, const void *keys, const void *values,
 			 __u32 n);
 /*
- * Install a VIP's table (see table_map.h), counted as one write. The swap
+ * Install a VIP's table (see table_map.h), counted as one write: made_fd,
+ * made in advance (xlb_table_create()), or when it is -1 one made of
+ * slots[0..m). The swap
  * is live for packets the moment the kernel exchanges the outer entry, but
  * the update returns only after an RCU grace period (the kernel waits for
  * programs still running on the old table), milliseconds later. With
  * live_us, a thread watches the outer entry and *live_us receives the time
  * (xlb_now_us()) at which the new table was first seen there.
  */
-int xlb_map_install_table(int tables_fd, __u32 vip_id, const __u32 *slots,
-			  __u32 m, double *live_us);
+int xlb_map_install_table(int tables_fd, __u32 vip_id, int made_fd,
+			  const __u32 *slots, __u32 m, double *live_us);
 
 /* Microseconds since the process started (for -v timings). */
 double xlb_elapsed_us(void);

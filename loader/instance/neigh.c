@@ -39,7 +39,6 @@ struct neigh_rec {
 };
 
 /* The kernel asked for every next hop: one socket for the process. */
-static struct xlb_rtnl nl = XLB_RTNL_INIT;
 
 static size_t addr_len(__u8 family)
 {
@@ -57,7 +56,8 @@ static bool addr_set(const __be32 a[4])
 }
 
 /* RTM_GETROUTE for dst, from src when given. */
-static int route_get(const __be32 dst[4], __u8 family, const __be32 *src,
+static int route_get(struct xlb_nexthops *nx, const __be32 dst[4],
+		     __u8 family, const __be32 *src,
 		     struct xlb_nexthop_state *nh)
 {
 	struct xlb_rtnl_req req;
@@ -76,7 +76,7 @@ static int route_get(const __be32 dst[4], __u8 family, const __be32 *src,
 		r->rtm_src_len = addr_len(family) * 8;
 		xlb_rtnl_attr(&req.n, RTA_SRC, src, addr_len(family));
 	}
-	err = xlb_rtnl_talk(&nl, &req.n, &h);
+	err = xlb_rtnl_talk(&nx->nl, &req.n, &h);
 	if (err)
 		return err;
 	r = NLMSG_DATA(h);
@@ -136,7 +136,7 @@ static void neigh_parse(const struct nlmsghdr *h, struct xlb_nexthop_state *nh)
 }
 
 /* The next hop's neighbour entry into nh (nud 0: none). */
-static int neigh_get(struct xlb_nexthop_state *nh)
+static int neigh_get(struct xlb_nexthops *nx, struct xlb_nexthop_state *nh)
 {
 	struct xlb_rtnl_req req;
 	struct nlmsghdr *h;
@@ -153,7 +153,7 @@ static int neigh_get(struct xlb_nexthop_state *nh)
 	nd->ndm_family = sys_family(nh->family);
 	nd->ndm_ifindex = nh->ifindex;
 	xlb_rtnl_attr(&req.n, NDA_DST, nh->addr, addr_len(nh->family));
-	err = xlb_rtnl_talk(&nl, &req.n, &h);
+	err = xlb_rtnl_talk(&nx->nl, &req.n, &h);
 	if (err == -ENOENT)
 		return 0;
 	if (!err)
@@ -166,7 +166,8 @@ static int neigh_get(struct xlb_nexthop_state *nh)
  * resolved at once (NTF_USE) where managed is not to be had; replace only
  * to turn one xlb has just made into the latter. RTM_DELNEIGH with del.
  */
-static int neigh_write(const struct xlb_nexthop_state *nh, bool del,
+static int neigh_write(struct xlb_nexthops *nx,
+		       const struct xlb_nexthop_state *nh, bool del,
 		       bool managed, bool replace)
 {
 	struct xlb_rtnl_req req;
@@ -181,7 +182,7 @@ static int neigh_write(const struct xlb_nexthop_state *nh, bool del,
 	nd->ndm_ifindex = nh->ifindex;
 	xlb_rtnl_attr(&req.n, NDA_DST, nh->addr, addr_len(nh->family));
 	if (del)
-		return xlb_rtnl_talk(&nl, &req.n, NULL);
+		return xlb_rtnl_talk(&nx->nl, &req.n, NULL);
 	/* Never over an entry someone else made meanwhile. */
 	req.n.nlmsg_flags |= NLM_F_CREATE |
 			     (replace ? NLM_F_REPLACE : NLM_F_EXCL);
@@ -193,7 +194,7 @@ static int neigh_write(const struct xlb_nexthop_state *nh, bool del,
 		xlb_rtnl_attr(&req.n, NDA_FLAGS_EXT, &ext, sizeof(ext));
 	else
 		nd->ndm_flags |= NTF_USE;
-	return xlb_rtnl_talk(&nl, &req.n, NULL);
+	return xlb_rtnl_talk(&nx->nl, &req.n, NULL);
 }
 
 bool xlb_nexthop_resolved(const struct xlb_nexthop_state *nh)
@@ -239,8 +240,9 @@ static bool entry_is_xlbs(const struct xlb_nexthop_state *nh, __u32 marks)
 	       (xlb_nexthop_marks(nh) & marks) == marks;
 }
 
-int xlb_nexthop_get(const struct xlb_config *cfg, const __be32 addr[4],
-		    __u8 family, struct xlb_nexthop_state *nh)
+int xlb_nexthop_get(struct xlb_nexthops *nx, const struct xlb_config *cfg,
+		    const __be32 addr[4], __u8 family,
+		    struct xlb_nexthop_state *nh)
 {
 	const __be32 *src = family == XLB_AF_INET ?
 			    (cfg->src4 ? &cfg->src4 : NULL) :
@@ -249,49 +251,49 @@ int xlb_nexthop_get(const struct xlb_config *cfg, const __be32 addr[4],
 
 	/* A source the balancer does not hold is refused by the kernel's
 	 * route lookup, not by the datapath's: then asked without. */
-	err = route_get(addr, family, src, nh);
+	err = route_get(nx, addr, family, src, nh);
 	if (err && err != -ENETUNREACH && src)
-		err = route_get(addr, family, NULL, nh);
+		err = route_get(nx, addr, family, NULL, nh);
 	/* The kernel answers a blackhole route with EINVAL, a prohibit
 	 * one with EACCES: no next hop either. */
 	if (err == -ENETUNREACH || err == -EHOSTUNREACH || err == -ENETDOWN ||
 	    err == -EINVAL || err == -EACCES)
 		return -ENETUNREACH;
-	return err ?: neigh_get(nh);
+	return err ?: neigh_get(nx, nh);
 }
 
-int xlb_nexthop_manage(struct xlb_nexthop_state *nh)
+int xlb_nexthop_manage(struct xlb_nexthops *nx, struct xlb_nexthop_state *nh)
 {
-	static bool said;
 	bool made;
 	int err;
 
-	err = neigh_write(nh, false, true, false);
+	err = neigh_write(nx, nh, false, true, false);
 	made = !err;
 	if (!err)
-		err = neigh_get(nh);
+		err = neigh_get(nx, nh);
 	/* Before 5.16 the flag is refused, or dropped unread. */
 	if (err == -EINVAL || err == -EOPNOTSUPP ||
 	    (!err && !(nh->ext_flags & NTF_EXT_MANAGED))) {
-		if (!said)
+		if (!nx->said_unmanaged)
 			p_info("xlb: this kernel keeps no managed neighbour entries (Linux 5.16 and later): next hops are resolved now, and again by the next xlb command that needs them after their entries aged out");
-		said = true;
-		err = neigh_write(nh, false, false, made);
+		nx->said_unmanaged = true;
+		err = neigh_write(nx, nh, false, false, made);
 		if (!err)
-			err = neigh_get(nh);
+			err = neigh_get(nx, nh);
 	}
 	return err;
 }
 
-int xlb_nexthop_forget(const struct xlb_nexthop_state *entry)
+int xlb_nexthop_forget(struct xlb_nexthops *nx,
+		       const struct xlb_nexthop_state *entry)
 {
 	struct xlb_nexthop_state nh = *entry;
 	int err;
 
-	err = neigh_get(&nh);
+	err = neigh_get(nx, &nh);
 	if (!err && entry_is_xlbs(&nh, XLB_NEIGH_MARK_LEARNED |
 				       XLB_NEIGH_MARK_PROTO))
-		err = neigh_write(&nh, true, false, false);
+		err = neigh_write(nx, &nh, true, false, false);
 	return err == -ENOENT || err == -ENODEV ? 0 : err;
 }
 
@@ -363,6 +365,7 @@ struct room {
 /* One sync or check: what it wants, and the tables' room. */
 struct neigh_sync {
 	struct xlb_instance *inst;
+	struct xlb_nexthops nx;
 	int rec_fd;		/* -1: none */
 	struct want want[XLB_MAX_BACKENDS];
 	__u32 n_want;
@@ -471,12 +474,12 @@ static int room_read(struct neigh_sync *s)
 	xlb_rtnl_req_init(&req, RTM_GETNEIGHTBL, 0, sizeof(*t));
 	t = xlb_rtnl_hdr(&req);
 	t->ndtm_family = AF_UNSPEC;
-	err = xlb_rtnl_dump(&nl, &req.n, tbl_msg, s);
+	err = xlb_rtnl_dump(&s->nx.nl, &req.n, tbl_msg, s);
 	for (i = 0; i < 2 && !err; i++) {
 		xlb_rtnl_req_init(&req, RTM_GETNEIGH, 0, sizeof(*nd));
 		nd = xlb_rtnl_hdr(&req);
 		nd->ndm_family = i ? AF_INET6 : AF_INET;
-		err = xlb_rtnl_dump(&nl, &req.n, neigh_msg, &s->room[i]);
+		err = xlb_rtnl_dump(&s->nx.nl, &req.n, neigh_msg, &s->room[i]);
 	}
 	if (err)
 		return err;
@@ -516,7 +519,7 @@ static int want_backend(struct neigh_sync *s, const struct xlb_config *cfg,
 	struct xlb_nexthop_state nh;
 	int err;
 
-	err = xlb_nexthop_get(cfg, addr, family, &nh);
+	err = xlb_nexthop_get(&s->nx, cfg, addr, family, &nh);
 	if (!err)
 		want_add(s, &nh, id);
 	return err == -ENETUNREACH ? 0 : err;
@@ -542,6 +545,7 @@ static struct neigh_sync *sync_new(struct xlb_instance *inst)
 
 	if (s) {
 		s->inst = inst;
+		s->nx = (struct xlb_nexthops)XLB_NEXTHOPS_INIT;
 		s->rec_fd = -1;
 	}
 	return s;
@@ -551,6 +555,7 @@ static void sync_free(struct neigh_sync *s)
 {
 	if (s->rec_fd >= 0)
 		close(s->rec_fd);
+	xlb_nexthops_close(&s->nx);
 	free(s);
 }
 
@@ -664,12 +669,12 @@ static int want_keep(struct neigh_sync *s, struct want *w, int *s_err)
 	if (err)
 		return err;
 	w->asked = true;
-	err = xlb_nexthop_manage(nh);
+	err = xlb_nexthop_manage(&s->nx, nh);
 	if (err) {
 		/* -EEXIST: made by another meanwhile, and so his. */
 		xlb_map_delete(s->rec_fd, &r);
 		if (err == -EEXIST)
-			return neigh_get(nh);
+			return neigh_get(&s->nx, nh);
 		w->why = err;
 		*s_err = err;
 		return 0;
@@ -707,9 +712,9 @@ static int drop_unwanted(struct neigh_sync *s)
 	for (i = 0; i < n; i++) {
 		nh_of(&s->stale[i], &nh);
 		err = bpf_map_lookup_elem(s->rec_fd, &s->stale[i], &marks) ?
-		      -errno : neigh_get(&nh);
+		      -errno : neigh_get(&s->nx, &nh);
 		if (!err && entry_is_xlbs(&nh, marks))
-			err = neigh_write(&nh, true, false, false);
+			err = neigh_write(&s->nx, &nh, true, false, false);
 		if (!err || err == -ENOENT || err == -ENODEV)
 			err = xlb_map_delete(s->rec_fd, &s->stale[i]);
 		if (err && err != -ENOENT)
@@ -765,7 +770,7 @@ static void wait_and_report(struct neigh_sync *s, const struct xlb_state *st,
 
 			if (!x->asked || x->why || xlb_nexthop_resolved(&x->nh))
 				continue;
-			if (neigh_get(&x->nh) || !xlb_nexthop_resolved(&x->nh))
+			if (neigh_get(&s->nx, &x->nh) || !xlb_nexthop_resolved(&x->nh))
 				pending = true;
 		}
 		if (pending)
@@ -850,4 +855,9 @@ out:
 	if (s)
 		sync_free(s);
 	return err ?: s_err;
+}
+
+void xlb_nexthops_close(struct xlb_nexthops *nx)
+{
+	xlb_rtnl_close(&nx->nl);
 }

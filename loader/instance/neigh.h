@@ -51,6 +51,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "instance.h"
+#include "rtnl.h"
 #include "state.h"
 
 #define XLB_NEIGH_MAP	"xlb_neigh"
@@ -91,12 +92,26 @@ struct xlb_nexthop_state {
 };
 
 /*
+ * The kernel asked about next hops: a route netlink socket, opened on
+ * first use, and whether the note on kernels without managed entries was
+ * given. One per caller (a command, a checker's round), closed by
+ * xlb_nexthops_close().
+ */
+struct xlb_nexthops {
+	struct xlb_rtnl nl;
+	bool said_unmanaged;
+};
+#define XLB_NEXTHOPS_INIT	{ .nl = XLB_RTNL_INIT }
+void xlb_nexthops_close(struct xlb_nexthops *nx);
+
+/*
  * The next hop of the backend at addr, with cfg's outer source: 0, or
  * -ENETUNREACH (no unicast route, nothing to resolve), or -errno when the
  * kernel cannot be asked (nothing printed).
  */
-int xlb_nexthop_get(const struct xlb_config *cfg, const __be32 addr[4],
-		    __u8 family, struct xlb_nexthop_state *nh);
+int xlb_nexthop_get(struct xlb_nexthops *nx, const struct xlb_config *cfg,
+		    const __be32 addr[4], __u8 family,
+		    struct xlb_nexthop_state *nh);
 
 /* Whether the datapath finds a MAC address for it (NUD_VALID). */
 bool xlb_nexthop_resolved(const struct xlb_nexthop_state *nh);
@@ -114,19 +129,20 @@ __u32 xlb_nexthop_marks(const struct xlb_nexthop_state *nh);
  * there is none: -EEXIST, nothing changed, when there is one. 0 or -errno
  * (nothing printed).
  */
-int xlb_nexthop_manage(struct xlb_nexthop_state *nh);
+int xlb_nexthop_manage(struct xlb_nexthops *nx, struct xlb_nexthop_state *nh);
 
 /* Remove the entry of nh's next hop if it is still one xlb made (not
  * permanent, extern_learn and protocol XLB_NEIGH_PROTO); none, or one
  * that is not xlb's, is left and no error. 0 or -errno. */
-int xlb_nexthop_forget(const struct xlb_nexthop_state *nh);
+int xlb_nexthop_forget(struct xlb_nexthops *nx,
+		       const struct xlb_nexthop_state *nh);
 
 /*
  * Before a change writes anything: refuse it (-ENOBUFS after p_err()
  * naming the sysctl to raise) when the next hops of the backends it adds
  * need new entries that count against the host's gc_thresh3 beyond
  * XLB_NEIGH_SHARE of it. The backends it adds: those live in after (the
- * state its rehearsal left; NULL: none) or in want[n] (a VIP's as one
+ * state its plan left; NULL: none) or in want[n] (a VIP's as one
  * change wants them), less those live in st, the state before it. 0 or
  * -errno after p_err().
  */

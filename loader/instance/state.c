@@ -96,7 +96,7 @@ void xlb_state_vip_corrupt_note(const struct xlb_state_vip *v)
 static int read_backends(const struct xlb_instance *inst,
 			 struct xlb_state *st)
 {
-	static __u32 keys[XLB_MAX_BACKENDS];
+	__u32 keys[XLB_MAX_BACKENDS];
 	__u32 count = XLB_MAX_BACKENDS, out, i;
 	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
 
@@ -167,8 +167,11 @@ int xlb_state_open(struct xlb_instance *inst,
 	return err;
 }
 
+/* A change holds nothing of its own outside its calls (update.c). */
 void xlb_state_free(struct xlb_state *st)
 {
+	if (st)
+		free(st->change);
 	free(st);
 }
 
@@ -212,17 +215,48 @@ struct xlb_state_vip *xlb_state_vip_by_id(struct xlb_state *st, __u32 id)
 	return NULL;
 }
 
-/* qsort has no context argument: the records being sorted. */
-static const struct xlb_backend *sort_records;
-
-static int backend_addr_cmp(const void *a, const void *b)
+static int backend_addr_cmp(const struct xlb_backend *recs, __u32 a, __u32 b)
 {
-	const struct xlb_backend *x = &sort_records[*(const __u32 *)a];
-	const struct xlb_backend *y = &sort_records[*(const __u32 *)b];
+	const struct xlb_backend *x = &recs[a], *y = &recs[b];
 
 	if (x->family != y->family)
 		return x->family - y->family;
 	return memcmp(x->addr, y->addr, sizeof(x->addr));
+}
+
+/* Sift ids[i] down the heap of ids[0..n). */
+static void sift_down(const struct xlb_backend *recs, __u32 *ids, size_t i,
+		      size_t n)
+{
+	size_t c;
+	__u32 t;
+
+	for (; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && backend_addr_cmp(recs, ids[c], ids[c + 1]) < 0)
+			c++;
+		if (backend_addr_cmp(recs, ids[i], ids[c]) >= 0)
+			return;
+		t = ids[i];
+		ids[i] = ids[c];
+		ids[c] = t;
+	}
+}
+
+/* Record ids in the order of their addresses: a heapsort, since qsort
+ * passes its comparison no context but through a global. */
+static void sort_by_addr(const struct xlb_backend *recs, __u32 *ids, size_t n)
+{
+	size_t i;
+	__u32 t;
+
+	for (i = n / 2; i-- > 0;)
+		sift_down(recs, ids, i, n);
+	for (i = n; i-- > 1;) {
+		t = ids[0];
+		ids[0] = ids[i];
+		ids[i] = t;
+		sift_down(recs, ids, 0, i);
+	}
 }
 
 size_t xlb_state_vip_backends(const struct xlb_state *st, __u32 vip_id,
@@ -235,8 +269,7 @@ size_t xlb_state_vip_backends(const struct xlb_state *st, __u32 vip_id,
 		if (xlb_backend_live(&st->backends[i]) &&
 		    st->backends[i].vip_id == vip_id)
 			ids[n++] = i;
-	sort_records = st->backends;
-	qsort(ids, n, sizeof(ids[0]), backend_addr_cmp);
+	sort_by_addr(st->backends, ids, n);
 	return n;
 }
 
@@ -308,7 +341,7 @@ bool xlb_state_vip_fail_open(const struct xlb_state *st, __u32 vip_id)
 int xlb_state_table_build(const struct xlb_state *st, __u32 vip_id, __u32 m,
 			  __u32 *slots)
 {
-	static __u32 ids[XLB_MAX_BACKENDS];
+	__u32 ids[XLB_MAX_BACKENDS];
 	bool fail_open = xlb_state_vip_fail_open(st, vip_id);
 	struct lb_backend *in;
 	size_t n, k = 0, i;
@@ -361,7 +394,7 @@ static __u64 text_hash(const char *text)
 __u64 xlb_state_fingerprint(const struct xlb_state *st,
 			    const struct xlb_state_vip *v, const __u32 *slots)
 {
-	static __u64 addr_hash[XLB_MAX_BACKENDS];
+	__u64 addr_hash[XLB_MAX_BACKENDS];
 	char text[XLB_VIP_STRLEN];
 	__u64 none = text_hash("-");
 	const struct xlb_backend *b;

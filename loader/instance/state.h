@@ -19,6 +19,8 @@
 #include "instance.h"
 #include "xlb.h"
 
+struct xlb_change;
+
 struct xlb_state_vip {
 	struct xlb_vip_key key;
 	struct xlb_vip vip;
@@ -38,6 +40,11 @@ struct xlb_state {
 	 * instance, a program `ip link` loaded afresh): rewritten, if it
 	 * differs, by the command's first write, as the seeds are. */
 	bool filter_pending;
+	/* The plan of a change (update.h): its writes are left out. */
+	bool planning;
+	/* The change in progress, from xlb_update_begin() to
+	 * xlb_update_close() (update.c's; NULL in a state only read). */
+	struct xlb_change *change;
 	__u32 n_vips;
 	struct xlb_state_vip vips[XLB_MAX_VIPS];	/* sorted by key */
 	struct xlb_backend backends[XLB_MAX_BACKENDS];	/* by id */

@@ -100,38 +100,25 @@ int xlb_table_create(const __u32 *slots, __u32 m)
 	return xlb_table_create_hist(slots, NULL, m);
 }
 
-/* The table xlb_table_install() swaps in next instead of making one. */
-static struct {
-	int fd;		/* -1: none */
-	__u32 vip_id, m;
-} next_table = { .fd = -1 };
-
-void xlb_table_install_next(int fd, __u32 vip_id, __u32 m)
+int xlb_table_install_fd(int tables_fd, __u32 vip_id, int fd)
 {
-	next_table.fd = fd;
-	next_table.vip_id = vip_id;
-	next_table.m = m;
+	if (vip_id >= XLB_MAX_VIPS || fd < 0)
+		return -EINVAL;
+	/* The swap. */
+	return bpf_map_update_elem(tables_fd, &vip_id, &fd, BPF_ANY) ? -errno : 0;
 }
 
 int xlb_table_install(int tables_fd, __u32 vip_id, const __u32 *slots, __u32 m)
 {
-	int fd = next_table.fd, err;
-	bool fresh = fd < 0;	/* made here, closed here */
+	int fd, err;
 
-	next_table.fd = -1;
 	if (vip_id >= XLB_MAX_VIPS)
 		return -EINVAL;
-	if (!fresh && (next_table.vip_id != vip_id || next_table.m != m))
-		return -EINVAL;
-	if (fresh) {
-		fd = xlb_table_create(slots, m);
-		if (fd < 0)
-			return fd;
-	}
-	/* The swap. */
-	err = bpf_map_update_elem(tables_fd, &vip_id, &fd, BPF_ANY) ? -errno : 0;
-	if (fresh)
-		close(fd);
+	fd = xlb_table_create(slots, m);
+	if (fd < 0)
+		return fd;
+	err = xlb_table_install_fd(tables_fd, vip_id, fd);
+	close(fd);
 	return err;
 }
 

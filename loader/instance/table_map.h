@@ -34,14 +34,12 @@ int xlb_table_create_hist(const __u32 *slots, const struct xlb_history *h,
 			  __u32 m);
 
 /*
- * xlb_table_install_next - have the next xlb_table_install(), which must
- * be of vip_id and size m (-EINVAL otherwise), swap in fd from
- * xlb_table_create() instead of making an array: its slots are not read
- * (NULL will do). So a table made in advance is still installed through
- * xlb_map_install_table() (instance.h), which counts the write and times
- * it. fd stays the caller's to close.
+ * xlb_table_install_fd - swap in fd, a table from xlb_table_create() made
+ * in advance, as vip_id's; fd stays the caller's to close. A change
+ * installs it through xlb_map_install_table() (instance.h), which counts
+ * the write and times it. Returns 0 or -errno.
  */
-void xlb_table_install_next(int fd, __u32 vip_id, __u32 m);
+int xlb_table_install_fd(int tables_fd, __u32 vip_id, int fd);
 
 /*
  * xlb_table_read - the live table of vip_id: *slots (malloc'd, the caller

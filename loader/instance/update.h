@@ -51,17 +51,6 @@ struct xlb_vip_diff {
 				 * replaces every record) */
 };
 
-/* Timings of the last table installed, for -v and the benchmark. */
-struct xlb_table_timing {
-	double build_us;	/* computing the table */
-	double live_us;		/* computed to live: written and swapped in */
-	double return_us;	/* computed to the update's return, after the
-				 * kernel's wait for packets on the old table */
-	double since_start_us;	/* process start to live */
-};
-extern struct xlb_table_timing xlb_last_table_timing;
-/* Measure every table install (as -v does) without printing. */
-extern bool xlb_time_tables;
 
 /*
  * Start a change on an instance opened with XLB_LOCK_WRITE: read its state,
@@ -122,13 +111,15 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 		   const struct xlb_vip_key *key);
 
 /*
- * A change of several steps (xlb apply: settings, deletions, VIPs) with
- * its resources taken before its first write: change() is run first as a
- * rehearsal, on a copy of the state and with every write left out, in
- * which each table it would install is computed and made as an inner map
- * (xlb_table_create()), all held at once; then, only if the rehearsal
- * succeeded, on st itself, where each install swaps in the map made for
- * it. Running out of memory, of file descriptors, of VIP or backend ids
+ * A change of several steps (xlb apply: settings, deletions, VIPs) planned
+ * whole, then committed. change() is run first as the plan: on a copy of
+ * the state (st->planning) where every write is left out and every check
+ * made, and each table it would install is computed and made as an inner
+ * map (xlb_table_create()), all held at once in the change (change.h).
+ * Then, only if the plan succeeded, the commit: change() on st itself,
+ * where each install swaps in the map the plan made for it. A plan that
+ * fails leaves st and the instance as they were, ready for another
+ * change. Running out of memory, of file descriptors, of VIP or backend ids
  * thus stops the change before it has written anything. The price: the
  * old tables and all the new ones are in memory together, where one
  * step at a time frees each old table after its swap.
@@ -183,9 +174,9 @@ struct xlb_health_change {
 int xlb_backends_set_health(struct xlb_instance *inst, struct xlb_state *st,
 			    const struct xlb_health_change *ch, size_t n);
 
-/* Inside xlb_update_all_or_nothing()'s rehearsal, where writes made from
- * the change (hc_store.h's too) are left out. */
-bool xlb_update_rehearsal(void);
+/* st is the plan of an xlb_update_all_or_nothing() change, where every
+ * write is left out (hc_store.h's too). */
+bool xlb_update_planning(const struct xlb_state *st);
 
 /* Write the settings (one update) when they differ from the state's. */
 int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
