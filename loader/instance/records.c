@@ -7,15 +7,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "addr.h"
 #include "change.h"
 #include "hc_store.h"
-#include "history.h"
-#include "table_map.h"
 #include "update.h"
 
 /* A per-CPU counter made zero on every CPU. */

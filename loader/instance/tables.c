@@ -8,15 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "addr.h"
 #include "change.h"
-#include "hc_store.h"
 #include "history.h"
 #include "table_map.h"
-#include "update.h"
 
 /*
  * What the table of vip_id is computed from: its size and its live records

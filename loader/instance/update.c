@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* Changing an instance in a kill-safe order (see update.h). */
+/*
+ * Changing an instance in a kill-safe order (see update.h): a command's
+ * begin (what a kill left, finished) and close (the next hops), the steps
+ * of a VIP (build, modify, remove, health), and a change of many steps
+ * planned, then committed (xlb_update_all_or_nothing()).
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,17 +12,15 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "addr.h"
+#include "change.h"
 #include "hc_store.h"
 #include "history.h"
 #include "neigh.h"
 #include "report.h"
 #include "table_map.h"
 #include "update.h"
-
-#include "change.h"
 
 /* The end of a change of a DIRTY VIP's records: the table they ask for,
  * then the REMOVED ones freed, then the VIP clean again. */

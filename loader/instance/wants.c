@@ -7,15 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "addr.h"
 #include "change.h"
-#include "hc_store.h"
-#include "history.h"
-#include "table_map.h"
 #include "update.h"
 
 size_t xlb_vip_wants(const struct xlb_state *st, __u32 vip_id,
