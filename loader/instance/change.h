@@ -16,6 +16,7 @@
 #include "instance.h"
 #include "report.h"
 #include "state.h"
+#include "update.h"
 #include "xlb.h"
 
 struct xlb_history;
@@ -28,8 +29,12 @@ struct made_table {
 	double build_us;
 };
 
-/* What the plan of an all-or-nothing change made for its commit. */
+/* A change planned (xlb_update_plan()): its steps, and what the plan made
+ * for their commit. */
 struct xlb_plan {
+	struct xlb_state *st;	/* the state it was planned on */
+	xlb_change_fn change;
+	void *arg;
 	bool whole;		/* checked whole (xlb_neigh_check()) first */
 	struct made_table *t;
 	size_t n, cap;

@@ -623,48 +623,98 @@ static void room_for_tables(void)
 	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-int xlb_update_all_or_nothing(struct xlb_instance *inst, struct xlb_state *st,
-			      xlb_change_fn change, void *arg)
+void xlb_plan_free(struct xlb_plan *plan)
+{
+	size_t i;
+
+	if (!plan)
+		return;
+	/* Tables not installed (the commit failed, did not reach them, or
+	 * never ran) go with their last reference. */
+	for (i = 0; i < plan->n; i++)
+		if (plan->t[i].fd >= 0)
+			close(plan->t[i].fd);
+	free(plan->t);
+	free(plan->slots);
+	free(plan);
+}
+
+int xlb_update_plan(struct xlb_instance *inst, struct xlb_state *st,
+		    xlb_change_fn change, void *arg, struct xlb_plan **out)
 {
 	struct xlb_change *ch = change_of(st);
-	struct xlb_plan plan = {};
-	struct xlb_state *copy;
-	size_t i;
+	struct xlb_state *copy = NULL;
+	struct xlb_plan *plan;
 	int err;
 
+	*out = NULL;
 	if (!ch)
 		return -EINVAL;
 	room_for_tables();
+	plan = calloc(1, sizeof(*plan));
 	copy = malloc(sizeof(*copy));
-	if (!copy) {
+	if (!plan || !copy) {
 		p_err("out of memory");
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto out;
 	}
-	/* The plan: the same steps on a copy, every write left out. */
+	plan->st = st;
+	plan->change = change;
+	plan->arg = arg;
+	/* The same steps on a copy, every write left out. */
 	memcpy(copy, st, sizeof(*copy));
 	copy->planning = true;
-	ch->plan = &plan;
+	ch->plan = plan;
 	err = change(inst, copy, arg);
+	ch->plan = NULL;
 	ch->batch.n = ch->batch.n_new = ch->batch.n_carry = 0;
 	/* The host's neighbour tables have room for the next hops of the
 	 * backends the plan left. */
 	if (!err)
 		err = xlb_neigh_check(inst, st, copy, NULL, 0);
-	plan.whole = true;
+	plan->whole = true;
+	/* What the commit needs is the tables, not the buffer. */
+	free(plan->slots);
+	plan->slots = NULL;
+	plan->slots_cap = 0;
+out:
 	free(copy);
-	free(plan.slots);
-	plan.slots = NULL;
-	plan.slots_cap = 0;
-	/* The commit, installing the tables the plan made. */
-	if (!err)
-		err = change(inst, st, arg);
+	if (err) {
+		xlb_plan_free(plan);
+		return err;
+	}
+	*out = plan;
+	return 0;
+}
+
+int xlb_update_commit(struct xlb_instance *inst, struct xlb_state *st,
+		      struct xlb_plan *plan)
+{
+	struct xlb_change *ch = change_of(st);
+	int err;
+
+	if (!ch)
+		return -EINVAL;
+	if (plan->st != st) {
+		p_err("a plan is committed on the state it was made from");
+		return -EINVAL;
+	}
+	/* The same steps again, installing the tables the plan made. */
+	ch->plan = plan;
+	err = plan->change(inst, st, plan->arg);
 	ch->plan = NULL;
-	/* Those not installed (the change failed or did not reach them)
-	 * go with their last reference. */
-	for (i = 0; i < plan.n; i++)
-		if (plan.t[i].fd >= 0)
-			close(plan.t[i].fd);
-	free(plan.t);
+	return err;
+}
+
+int xlb_update_all_or_nothing(struct xlb_instance *inst, struct xlb_state *st,
+			      xlb_change_fn change, void *arg)
+{
+	struct xlb_plan *plan;
+	int err;
+
+	err = xlb_update_plan(inst, st, change, arg, &plan) ?:
+	      xlb_update_commit(inst, st, plan);
+	xlb_plan_free(plan);
 	return err;
 }
 

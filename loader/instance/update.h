@@ -137,6 +137,23 @@ int xlb_update_all_or_nothing(struct xlb_instance *inst, struct xlb_state *st,
 			      xlb_change_fn change, void *arg);
 
 /*
+ * The two halves of xlb_update_all_or_nothing(), for a caller that wants
+ * the plan as a value: xlb_update_plan() runs change() as the plan and
+ * gives *plan (NULL on error, when nothing was written and st is as it
+ * was: another change, or the same one again, may follow);
+ * xlb_update_commit() runs it again on st, the state it was planned on,
+ * unchanged since; xlb_plan_free() releases the tables it made, committed
+ * or not (a plan never committed is a dry run). Return 0 or -errno after
+ * p_err().
+ */
+struct xlb_plan;
+int xlb_update_plan(struct xlb_instance *inst, struct xlb_state *st,
+		    xlb_change_fn change, void *arg, struct xlb_plan **plan);
+int xlb_update_commit(struct xlb_instance *inst, struct xlb_state *st,
+		      struct xlb_plan *plan);
+void xlb_plan_free(struct xlb_plan *plan);
+
+/*
  * What an opened instance may lack, written by a command's first write and
  * only if it makes one (a command that fails changes nothing): a stale VIP
  * filter, the seeds of a first use. xlb attach calls it itself, since it
