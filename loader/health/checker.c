@@ -75,6 +75,8 @@ struct checker {
 	struct hc_backend be[XLB_MAX_BACKENDS];
 	__u32 top;			/* above every live backend id */
 	bool fail_open[XLB_MAX_VIPS];
+	/* Each VIP's settings as reconcile() read them, once a pass. */
+	struct xlb_hc_config vip_hc[XLB_MAX_VIPS];
 	bool read_once;
 	__u32 min_interval_ms;		/* the shortest in use, within bounds */
 	__u64 next_refresh_ms;
@@ -260,7 +262,6 @@ static void check_budget(struct checker *c)
 static int reconcile(struct checker *c, const struct xlb_instance *inst,
 		     bool settings, __u64 now)
 {
-	static struct xlb_hc_config vcs[XLB_MAX_VIPS];
 	bool vc_read[XLB_MAX_VIPS] = { false };
 	struct xlb_state *st = c->st;
 	__u32 id, min_interval = REFRESH_MAX_MS;
@@ -290,12 +291,13 @@ static int reconcile(struct checker *c, const struct xlb_instance *inst,
 		if (fresh || settings) {
 			if (!vc_read[b->vip_id]) {
 				err = xlb_hc_vip_read(inst, b->vip_id,
-						      &vcs[b->vip_id]);
+						      &c->vip_hc[b->vip_id]);
 				if (err)
 					return err;
 				vc_read[b->vip_id] = true;
 			}
-			err = read_settings(inst, v, &vcs[b->vip_id], id, e);
+			err = read_settings(inst, v, &c->vip_hc[b->vip_id],
+					    id, e);
 			if (err)
 				return err;
 		}

@@ -368,9 +368,10 @@ static void orient(struct trace_flow *f, const struct parsed *p)
 	f->by_syn = true;
 }
 
-static void show_progress(struct trace *t, const char *path, bool done)
+/* A line a second at most: *last is when it was last written, one per read. */
+static void show_progress(struct trace *t, const char *path, time_t *last,
+			  bool done)
 {
-	static time_t last;
 	time_t now;
 
 	if (!t->progress)
@@ -380,9 +381,9 @@ static void show_progress(struct trace *t, const char *path, bool done)
 		return;
 	}
 	now = time(NULL);
-	if (now == last)
+	if (now == *last)
 		return;
-	last = now;
+	*last = now;
 	fprintf(stderr, "\r\033[Kreading %s: %llu packets, %zu flows", path,
 		(unsigned long long)t->stats.packets, t->n);
 }
@@ -393,6 +394,7 @@ static int read_packets(struct trace *t, pcap_t *pc, const char *path,
 	int dlt = pcap_datalink(pc);
 	struct pcap_pkthdr *hdr;
 	const u_char *data;
+	time_t shown = 0;
 	int ret;
 
 	while ((ret = pcap_next_ex(pc, &hdr, &data)) == 1) {
@@ -403,7 +405,7 @@ static int read_packets(struct trace *t, pcap_t *pc, const char *path,
 
 		t->stats.packets++;
 		if (!(t->stats.packets & 0xffff))
-			show_progress(t, path, false);
+			show_progress(t, path, &shown, false);
 		switch (parse_packet(dlt, data, hdr->caplen, &p)) {
 		case PARSE_FLOW:
 			break;
@@ -442,7 +444,7 @@ static int read_packets(struct trace *t, pcap_t *pc, const char *path,
 		if (ret)
 			return ret;
 	}
-	show_progress(t, path, true);
+	show_progress(t, path, &shown, true);
 	if (ret == PCAP_ERROR) {
 		p_err("%s: %s", path, pcap_geterr(pc));
 		return -EIO;

@@ -74,6 +74,9 @@ struct replay_bpf {
 	struct xlb_sandbox env;
 	__u8 prefix[16];
 	__u32 records;		/* backend ids 1..records written */
+	/* A packet's frame in and out of the program: the object's own, so
+	 * two replays never share a buffer. */
+	__u8 in[PKT_MAX], frame[PKT_MAX];
 };
 
 int replay_bpf_open(const __u64 key[2], struct replay_bpf **out)
@@ -281,7 +284,7 @@ static int run_packets(struct replay_bpf *dp, const struct replay_flows *rf,
 		       const struct replay_packets *pk, const __u32 *key_of,
 		       size_t lo, size_t hi, size_t n, int *out, size_t *done)
 {
-	static __u8 in[PKT_MAX], frame[PKT_MAX];
+	__u8 *in = dp->in, *frame = dp->frame;
 	char name[128];
 	size_t i;
 	int err;
@@ -289,7 +292,7 @@ static int run_packets(struct replay_bpf *dp, const struct replay_flows *rf,
 	for (i = 0; i < pk->n; i++) {
 		const struct replay_packet *p = &pk->p[i];
 		const struct replay_flow *f = &rf->flows[p->flow];
-		__u32 len, out_len = sizeof(frame), verdict;
+		__u32 len, out_len = sizeof(dp->frame), verdict;
 		int b;
 
 		if (key_of[p->flow] < lo || key_of[p->flow] >= hi)
