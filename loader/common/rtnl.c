@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Requests over rtnetlink (see rtnl.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
@@ -27,6 +28,13 @@ static int rtnl_socket(struct xlb_rtnl *nl)
 	}
 	nl->fd = fd;
 	return fd;
+}
+
+int xlb_rtnl_open(struct xlb_rtnl *nl)
+{
+	int fd = rtnl_socket(nl);
+
+	return fd < 0 ? fd : 0;
 }
 
 void xlb_rtnl_req_init(struct xlb_rtnl_req *req, __u16 type, __u16 flags,
@@ -89,10 +97,11 @@ static int rtnl_send(struct xlb_rtnl *nl, struct nlmsghdr *req)
 }
 
 /* The answers to the request numbered seq: a dump's messages to fn until
- * its end, or a get's one reply, or a change's acknowledgement. */
+ * its end, or a get's one reply, or a change's acknowledgement; *ack, when
+ * ack is not NULL, the error message that ended them (in nl->buf). */
 static int rtnl_answer(struct xlb_rtnl *nl, __u32 seq, struct nlmsghdr **reply,
 		       int (*fn)(const struct nlmsghdr *msg, void *ctx),
-		       void *ctx)
+		       void *ctx, struct nlmsghdr **ack)
 {
 	struct nlmsghdr *h;
 	ssize_t len;
@@ -105,8 +114,11 @@ static int rtnl_answer(struct xlb_rtnl *nl, __u32 seq, struct nlmsghdr **reply,
 		for (h = (void *)nl->buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
 			if (h->nlmsg_seq != seq)
 				continue;
-			if (h->nlmsg_type == NLMSG_ERROR)
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				if (ack)
+					*ack = h;
 				return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+			}
 			if (!fn) {
 				if (reply)
 					*reply = h;
@@ -126,14 +138,65 @@ static int rtnl_answer(struct xlb_rtnl *nl, __u32 seq, struct nlmsghdr **reply,
 int xlb_rtnl_talk(struct xlb_rtnl *nl, struct nlmsghdr *req,
 		  struct nlmsghdr **reply)
 {
-	return rtnl_send(nl, req) ?: rtnl_answer(nl, req->nlmsg_seq, reply, NULL, NULL);
+	return rtnl_send(nl, req) ?:
+	       rtnl_answer(nl, req->nlmsg_seq, reply, NULL, NULL, NULL);
 }
 
 int xlb_rtnl_dump(struct xlb_rtnl *nl, struct nlmsghdr *req,
 		  int (*fn)(const struct nlmsghdr *msg, void *ctx), void *ctx)
 {
 	req->nlmsg_flags |= NLM_F_DUMP;
-	return rtnl_send(nl, req) ?: rtnl_answer(nl, req->nlmsg_seq, NULL, fn, ctx);
+	return rtnl_send(nl, req) ?:
+	       rtnl_answer(nl, req->nlmsg_seq, NULL, fn, ctx, NULL);
+}
+
+/* The kernel's words in an error message (NLMSGERR_ATTR_MSG), as
+ * " (words)" in why. */
+static void ext_ack_msg(const struct nlmsghdr *h, char *why, size_t why_len)
+{
+	const struct nlmsgerr *e = NLMSG_DATA(h);
+	const struct nlattr *a;
+	size_t off;
+	int len;
+
+	if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	/* The attributes follow the request, which the kernel echoes back
+	 * whole unless NLM_F_CAPPED says it did not. */
+	off = NLMSG_HDRLEN + sizeof(*e);
+	if (!(h->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
+	if (off >= h->nlmsg_len)
+		return;
+	a = (const void *)((const char *)h + off);
+	for (len = h->nlmsg_len - off;
+	     len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len;
+	     len -= NLA_ALIGN(a->nla_len),
+	     a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len)))
+		if ((a->nla_type & NLA_TYPE_MASK) == NLMSGERR_ATTR_MSG)
+			snprintf(why, why_len, " (%.*s)",
+				 (int)(a->nla_len - NLA_HDRLEN),
+				 (const char *)a + NLA_HDRLEN);
+}
+
+int xlb_rtnl_change(struct xlb_rtnl *nl, struct nlmsghdr *req, char *why,
+		    size_t why_len)
+{
+	struct nlmsghdr *ack = NULL;
+	int fd, one = 1, err;
+
+	why[0] = 0;
+	fd = rtnl_socket(nl);
+	if (fd < 0)
+		return fd;
+	/* Without it the kernel's reason for a refusal is lost. */
+	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	req->nlmsg_flags |= NLM_F_ACK;
+	err = rtnl_send(nl, req) ?:
+	      rtnl_answer(nl, req->nlmsg_seq, NULL, NULL, NULL, &ack);
+	if (err && ack)
+		ext_ack_msg(ack, why, why_len);
+	return err;
 }
 
 int xlb_rtnl_route_type(struct xlb_rtnl *nl, int af, const void *dst,

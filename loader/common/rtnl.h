@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Talking to the kernel over rtnetlink: one request, its answer. The
- * instance's next hops (loader/instance/neigh.c) and the backend host's
- * addresses, neighbours and tunnel devices (loader/host/) go through it.
+ * instance's next hops (loader/instance/neigh.c), the backend host's
+ * addresses, neighbours and tunnel devices (loader/host/) and the probe
+ * path's rules and routes (loader/health/hc_path.c) go through it.
  *
  *	struct xlb_rtnl nl = XLB_RTNL_INIT;
  *	struct xlb_rtnl_req req;
@@ -31,6 +32,9 @@ struct xlb_rtnl {
 	char buf[16384];
 };
 #define XLB_RTNL_INIT	{ .fd = -1 }
+
+/* Open the socket now rather than at the first request: 0 or -errno. */
+int xlb_rtnl_open(struct xlb_rtnl *nl);
 
 /* A request: header, family header (ifaddrmsg, ndmsg, rtmsg, ifinfomsg),
  * room for the attributes. */
@@ -62,6 +66,12 @@ void xlb_rtnl_nest_end(struct nlmsghdr *n, struct rtattr *nest);
  */
 int xlb_rtnl_talk(struct xlb_rtnl *nl, struct nlmsghdr *req,
 		  struct nlmsghdr **reply);
+
+/* A change (NLM_F_ACK added) as xlb_rtnl_talk() makes it: 0 or -errno;
+ * on a refusal the kernel's own words (extended ack) in why as
+ * " (words)", for a message; why is "" when it gave none. */
+int xlb_rtnl_change(struct xlb_rtnl *nl, struct nlmsghdr *req, char *why,
+		    size_t why_len);
 
 /* A dump (NLM_F_DUMP added): fn(msg, ctx) for each message until the
  * kernel's end; a non-zero return of fn stops it and is returned. */

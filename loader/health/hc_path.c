@@ -31,6 +31,7 @@
 #include "xlb.h"
 #include "hc.h"
 #include "report.h"
+#include "rtnl.h"
 #include "hc_path.h"
 #include "hc.skel.h"
 
@@ -39,111 +40,21 @@
 struct xlb_hc_path {
 	struct bpf_object *obj;
 	int prog_fd;
-	int nl;			/* rtnetlink socket */
+	struct xlb_rtnl nl;
 };
 
 /* ------------------------------------------------------------------ */
 /* rtnetlink                                                            */
 
-struct nl_msg {
-	struct nlmsghdr h;
-	union {
-		struct rtmsg rt;
-		struct fib_rule_hdr rule;
-	};
-	char attrs[512];
-};
-
-static void nl_init(struct nl_msg *m, __u16 type, __u16 flags, size_t body)
+static void put32(struct nlmsghdr *n, __u16 type, __u32 v)
 {
-	memset(m, 0, sizeof(*m));
-	m->h.nlmsg_len = NLMSG_LENGTH(body);
-	m->h.nlmsg_type = type;
-	m->h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	xlb_rtnl_attr(n, type, &v, sizeof(v));
 }
 
-static struct nlattr *nl_put(struct nl_msg *m, __u16 type, const void *data,
-			     size_t len)
+/* Flagged NLA_F_NESTED, as the kernel's strict checking wants a nest. */
+static struct rtattr *nest(struct nlmsghdr *n, __u16 type)
 {
-	struct nlattr *a = (void *)((char *)m + NLMSG_ALIGN(m->h.nlmsg_len));
-
-	a->nla_type = type;
-	a->nla_len = NLA_HDRLEN + len;
-	if (len)
-		memcpy((char *)a + NLA_HDRLEN, data, len);
-	m->h.nlmsg_len = NLMSG_ALIGN(m->h.nlmsg_len) + NLA_ALIGN(a->nla_len);
-	return a;
-}
-
-static void nl_put32(struct nl_msg *m, __u16 type, __u32 v)
-{
-	nl_put(m, type, &v, sizeof(v));
-}
-
-static struct nlattr *nl_nest(struct nl_msg *m, __u16 type)
-{
-	return nl_put(m, type | NLA_F_NESTED, NULL, 0);
-}
-
-static void nl_nest_end(struct nl_msg *m, struct nlattr *nest)
-{
-	nest->nla_len = (char *)m + m->h.nlmsg_len - (char *)nest;
-}
-
-/* Send one request and read its acknowledgement: 0 or -errno, with the
- * kernel's own words (extended ack) in why when it gave some. */
-static int nl_talk(int fd, struct nl_msg *m, char *why, size_t why_len)
-{
-	char buf[4096];
-	struct nlmsghdr *h = (void *)buf;
-	struct nlmsgerr *e;
-	struct nlattr *a;
-	ssize_t n;
-	int len;
-
-	why[0] = 0;
-	if (send(fd, m, m->h.nlmsg_len, 0) < 0)
-		return -errno;
-	n = recv(fd, buf, sizeof(buf), 0);
-	if (n < 0)
-		return -errno;
-	if (!NLMSG_OK(h, (size_t)n) || h->nlmsg_type != NLMSG_ERROR)
-		return -EPROTO;
-	e = NLMSG_DATA(h);
-	if (e->error && (h->nlmsg_flags & NLM_F_ACK_TLVS)) {
-		/* The attributes follow the request, which the kernel
-		 * echoes back whole unless NLM_F_CAPPED says it did not. */
-		a = (void *)((char *)e + sizeof(*e) +
-			     (h->nlmsg_flags & NLM_F_CAPPED ? 0 :
-			      e->msg.nlmsg_len - NLMSG_HDRLEN));
-		len = (char *)h + h->nlmsg_len - (char *)a;
-		for (; len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
-		       a->nla_len <= len;
-		     len -= NLA_ALIGN(a->nla_len),
-		     a = (void *)((char *)a + NLA_ALIGN(a->nla_len)))
-			if ((a->nla_type & NLA_TYPE_MASK) == NLMSGERR_ATTR_MSG)
-				snprintf(why, why_len, " (%.*s)",
-					 (int)(a->nla_len - NLA_HDRLEN),
-					 (char *)a + NLA_HDRLEN);
-	}
-	return e->error;
-}
-
-static int nl_open(void)
-{
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	int one = 1, fd;
-
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0)
-		return -errno;
-	/* Without it the kernel's reason for a refusal is lost. */
-	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		return -errno;
-	}
-	return fd;
+	return xlb_rtnl_nest(n, type | NLA_F_NESTED);
 }
 
 static const char *family_name(int family)
@@ -153,31 +64,35 @@ static const char *family_name(int family)
 
 /* The rule `fwmark XLB_HC_MARK_BASE/XLB_HC_MARK_MASK lookup XLB_HC_TABLE
  * pref XLB_HC_RULE_PRIO`, added or deleted. */
-static void rule_msg(struct nl_msg *m, int family, bool add)
+static void rule_msg(struct xlb_rtnl_req *req, int family, bool add)
 {
-	nl_init(m, add ? RTM_NEWRULE : RTM_DELRULE,
-		add ? NLM_F_CREATE | NLM_F_EXCL : 0, sizeof(m->rule));
-	m->rule.family = family;
-	m->rule.table = RT_TABLE_UNSPEC;	/* above 255: FRA_TABLE */
-	m->rule.action = FR_ACT_TO_TBL;
-	nl_put32(m, FRA_PRIORITY, XLB_HC_RULE_PRIO);
-	nl_put32(m, FRA_FWMARK, XLB_HC_MARK_BASE);
-	nl_put32(m, FRA_FWMASK, XLB_HC_MARK_MASK);
-	nl_put32(m, FRA_TABLE, XLB_HC_TABLE);
+	struct fib_rule_hdr *rule;
+
+	xlb_rtnl_req_init(req, add ? RTM_NEWRULE : RTM_DELRULE,
+			  add ? NLM_F_CREATE | NLM_F_EXCL : 0, sizeof(*rule));
+	rule = xlb_rtnl_hdr(req);
+	rule->family = family;
+	rule->table = RT_TABLE_UNSPEC;	/* above 255: FRA_TABLE */
+	rule->action = FR_ACT_TO_TBL;
+	put32(&req->n, FRA_PRIORITY, XLB_HC_RULE_PRIO);
+	put32(&req->n, FRA_FWMARK, XLB_HC_MARK_BASE);
+	put32(&req->n, FRA_FWMASK, XLB_HC_MARK_MASK);
+	put32(&req->n, FRA_TABLE, XLB_HC_TABLE);
 }
 
 /* Delete every copy of the rule (rules have no replace): returns 0 once
  * none is left. */
-static int rules_del(int nl, int family, char *why, size_t why_len)
+static int rules_del(struct xlb_rtnl *nl, int family, char *why,
+		     size_t why_len)
 {
-	struct nl_msg m;
+	struct xlb_rtnl_req req;
 	int err, i;
 
 	/* Each delete takes one copy; a few runs killed at the wrong moment
 	 * leave a few. */
 	for (i = 0; i < 64; i++) {
-		rule_msg(&m, family, false);
-		err = nl_talk(nl, &m, why, why_len);
+		rule_msg(&req, family, false);
+		err = xlb_rtnl_change(nl, &req.n, why, why_len);
 		if (err == -ENOENT)
 			return 0;
 		if (err)
@@ -186,52 +101,65 @@ static int rules_del(int nl, int family, char *why, size_t why_len)
 	return -EEXIST;
 }
 
-/* The table's default route through prog (add), or away (delete). */
-static void route_msg(struct nl_msg *m, int family, bool add, int ifindex,
-		      const void *src, int prog_fd)
+/* A request on a route of the table, its header to complete. */
+static struct rtmsg *route_req(struct xlb_rtnl_req *req, __u16 type,
+			       __u16 flags, int family)
 {
-	struct nlattr *encap, *xmit;
+	struct rtmsg *rt;
 
-	nl_init(m, add ? RTM_NEWROUTE : RTM_DELROUTE,
-		add ? NLM_F_CREATE | NLM_F_REPLACE : 0, sizeof(m->rt));
-	m->rt.rtm_family = family;
-	m->rt.rtm_table = RT_TABLE_UNSPEC;	/* above 255: RTA_TABLE */
-	m->rt.rtm_protocol = RTPROT_STATIC;
-	nl_put32(m, RTA_TABLE, XLB_HC_TABLE);
+	xlb_rtnl_req_init(req, type, flags, sizeof(*rt));
+	rt = xlb_rtnl_hdr(req);
+	rt->rtm_family = family;
+	rt->rtm_table = RT_TABLE_UNSPEC;	/* above 255: RTA_TABLE */
+	rt->rtm_protocol = RTPROT_STATIC;
+	put32(&req->n, RTA_TABLE, XLB_HC_TABLE);
+	return rt;
+}
+
+/* The table's default route through prog (add), or away (delete). */
+static void route_msg(struct xlb_rtnl_req *req, int family, bool add,
+		      int ifindex, const void *src, int prog_fd)
+{
+	struct rtattr *encap, *xmit;
+	struct rtmsg *rt;
+
+	rt = route_req(req, add ? RTM_NEWROUTE : RTM_DELROUTE,
+		       add ? NLM_F_CREATE | NLM_F_REPLACE : 0, family);
 	if (!add) {
 		/* Any scope and type: the unreachable route goes too. */
-		m->rt.rtm_scope = RT_SCOPE_NOWHERE;
+		rt->rtm_scope = RT_SCOPE_NOWHERE;
 		return;
 	}
 	/* As `ip route add default dev D` makes it: no gateway, on link. */
-	m->rt.rtm_scope = family == AF_INET ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
-	m->rt.rtm_type = RTN_UNICAST;
-	nl_put32(m, RTA_OIF, ifindex);
+	rt->rtm_scope = family == AF_INET ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
+	rt->rtm_type = RTN_UNICAST;
+	put32(&req->n, RTA_OIF, ifindex);
 	if (src)
-		nl_put(m, RTA_PREFSRC, src, family == AF_INET ? 4 : 16);
-	nl_put(m, RTA_ENCAP_TYPE, &(__u16){ LWTUNNEL_ENCAP_BPF }, sizeof(__u16));
-	encap = nl_nest(m, RTA_ENCAP);
-	xmit = nl_nest(m, LWT_BPF_XMIT);
-	nl_put32(m, LWT_BPF_PROG_FD, prog_fd);
-	nl_put(m, LWT_BPF_PROG_NAME, HC_PROG_NAME, sizeof(HC_PROG_NAME));
-	nl_nest_end(m, xmit);
-	nl_put32(m, LWT_BPF_XMIT_HEADROOM, XLB_HC_HEADROOM);
-	nl_nest_end(m, encap);
+		xlb_rtnl_attr(&req->n, RTA_PREFSRC, src,
+			      family == AF_INET ? 4 : 16);
+	xlb_rtnl_attr(&req->n, RTA_ENCAP_TYPE, &(__u16){ LWTUNNEL_ENCAP_BPF },
+		      sizeof(__u16));
+	encap = nest(&req->n, RTA_ENCAP);
+	xmit = nest(&req->n, LWT_BPF_XMIT);
+	put32(&req->n, LWT_BPF_PROG_FD, prog_fd);
+	xlb_rtnl_attr(&req->n, LWT_BPF_PROG_NAME, HC_PROG_NAME,
+		      sizeof(HC_PROG_NAME));
+	xlb_rtnl_nest_end(&req->n, xmit);
+	put32(&req->n, LWT_BPF_XMIT_HEADROOM, XLB_HC_HEADROOM);
+	xlb_rtnl_nest_end(&req->n, encap);
 }
 
 /* The table's default route of a family whose probes cannot be sent:
  * `unreachable default`, so that they fail at once rather than leave
  * unencapsulated by the main table's routes (to a router that would hand
  * them back to the balancer, and to another backend than the one probed). */
-static void route_unreachable_msg(struct nl_msg *m, int family)
+static void route_unreachable_msg(struct xlb_rtnl_req *req, int family)
 {
-	nl_init(m, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE, sizeof(m->rt));
-	m->rt.rtm_family = family;
-	m->rt.rtm_table = RT_TABLE_UNSPEC;
-	m->rt.rtm_protocol = RTPROT_STATIC;
-	m->rt.rtm_scope = RT_SCOPE_UNIVERSE;
-	m->rt.rtm_type = RTN_UNREACHABLE;
-	nl_put32(m, RTA_TABLE, XLB_HC_TABLE);
+	struct rtmsg *rt;
+
+	rt = route_req(req, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE, family);
+	rt->rtm_scope = RT_SCOPE_UNIVERSE;
+	rt->rtm_type = RTN_UNREACHABLE;
 }
 
 /* ------------------------------------------------------------------ */
@@ -393,16 +321,17 @@ static int read_config(const struct xlb_hc_path *path, struct xlb_config *cfg)
 /* ------------------------------------------------------------------ */
 
 /* The rule to the table, replacing any copy a killed run left. */
-static int install_rule(int nl, int family, char *why, size_t why_len)
+static int install_rule(struct xlb_rtnl *nl, int family, char *why,
+			size_t why_len)
 {
-	struct nl_msg m;
+	struct xlb_rtnl_req req;
 	int err;
 
 	err = rules_del(nl, family, why, why_len);
 	if (err)
 		return err;
-	rule_msg(&m, family, true);
-	return nl_talk(nl, &m, why, why_len);
+	rule_msg(&req, family, true);
+	return xlb_rtnl_change(nl, &req.n, why, why_len);
 }
 
 /*
@@ -417,35 +346,35 @@ static int install_family(struct xlb_hc_path *path, int family,
 			  const struct hc_dev *dev, const void *src)
 {
 	const char *what = "route";
+	struct xlb_rtnl_req req;
 	char why[256];
-	struct nl_msg m;
 	int err;
 
-	route_msg(&m, family, true, dev->ifindex, src, path->prog_fd);
-	err = nl_talk(path->nl, &m, why, sizeof(why));
+	route_msg(&req, family, true, dev->ifindex, src, path->prog_fd);
+	err = xlb_rtnl_change(&path->nl, &req.n, why, sizeof(why));
 	if (!err) {
 		what = "rule";
-		err = install_rule(path->nl, family, why, sizeof(why));
+		err = install_rule(&path->nl, family, why, sizeof(why));
 		if (!err)
 			return 0;
 	}
 	p_info("xlb: no probe path for %s VIPs: cannot add its %s (table %u over %s): %s%s; their backends cannot be probed, each probe fails (no route to host)",
 	       family_name(family), what, XLB_HC_TABLE, dev->name,
 	       strerror(-err), why);
-	route_unreachable_msg(&m, family);
-	if (!nl_talk(path->nl, &m, why, sizeof(why)))
-		install_rule(path->nl, family, why, sizeof(why));
+	route_unreachable_msg(&req, family);
+	if (!xlb_rtnl_change(&path->nl, &req.n, why, sizeof(why)))
+		install_rule(&path->nl, family, why, sizeof(why));
 	return err;
 }
 
-static void remove_family(int nl, int family)
+static void remove_family(struct xlb_rtnl *nl, int family)
 {
+	struct xlb_rtnl_req req;
 	char why[256];
-	struct nl_msg m;
 
 	rules_del(nl, family, why, sizeof(why));
-	route_msg(&m, family, false, 0, NULL, -1);
-	nl_talk(nl, &m, why, sizeof(why));
+	route_msg(&req, family, false, 0, NULL, -1);
+	xlb_rtnl_change(nl, &req.n, why, sizeof(why));
 }
 
 int xlb_hc_path_install(const char *pin_dir, const char *obj_path,
@@ -459,7 +388,7 @@ int xlb_hc_path_install(const char *pin_dir, const char *obj_path,
 	path = calloc(1, sizeof(*path));
 	if (!path)
 		return -ENOMEM;
-	path->nl = -1;
+	path->nl = (struct xlb_rtnl)XLB_RTNL_INIT;
 	err = load(path, pin_dir, obj_path) ?: read_config(path, &cfg) ?:
 	      find_dev(&cfg, &dev);
 	if (err)
@@ -470,9 +399,8 @@ int xlb_hc_path_install(const char *pin_dir, const char *obj_path,
 		p_info("xlb: the instance has no outer IPv4 source: probes of IPv4 backends fail until `xlb config set src4`");
 	if (!has_src6(&cfg))
 		p_info("xlb: the instance has no outer IPv6 source: probes of IPv6 backends fail until `xlb config set src6`");
-	path->nl = nl_open();
-	if (path->nl < 0) {
-		err = path->nl;
+	err = xlb_rtnl_open(&path->nl);
+	if (err) {
 		p_err("cannot open rtnetlink: %s", strerror(-err));
 		goto fail;
 	}
@@ -494,10 +422,12 @@ void xlb_hc_path_remove(struct xlb_hc_path *path)
 {
 	if (!path)
 		return;
-	if (path->nl >= 0) {
-		remove_family(path->nl, AF_INET);
-		remove_family(path->nl, AF_INET6);
-		close(path->nl);
+	/* Open once the install began: nothing of this run to remove
+	 * before. */
+	if (path->nl.fd >= 0) {
+		remove_family(&path->nl, AF_INET);
+		remove_family(&path->nl, AF_INET6);
+		xlb_rtnl_close(&path->nl);
 	}
 	bpf_object__close(path->obj);
 	free(path);
