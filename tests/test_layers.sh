@@ -81,7 +81,56 @@ test_header_names_are_unique() {
 	[[ -z $dups ]] || echo "  more than one: $dups"
 }
 
+# libxlb keeps no mutable global state: what is an instance's is in
+# struct xlb_instance, what is a change's in the change, what is the
+# checker's in the checker. Writable data (.data, .bss, thread-local
+# .tdata/.tbss; not .data.rel.ro, read-only once relocated) holds only
+# what is allowed here, each for its reason.
+declare -A GLOBAL_OK=(
+	[report.o:p_err_hook]="the program's error sink, set once at start-up"
+	[report.o:xlb_report_json]="the program's output mode (-j), set once at start-up"
+	[report.o:xlb_progname]="the program's name for messages, set once at start-up"
+	[instance.o:start_us]="the process's start time, set before main() (-v timings)"
+	[numbers.o:why_buf]="thread-local text of the thread's last parse error"
+	[hc_store.o:why_buf]="thread-local text of the thread's last health-setting error"
+)
+
+# mutable_globals [OBJDUMP-T-OUTPUT]: "file.o:symbol" of each writable
+# data object, one a line (static locals' .N suffix dropped).
+mutable_globals() {
+	awk '/^[^ ]+\.o: +file format/ { sub(/:.*/, ""); f = $0; next }
+	     $0 ~ / \.(data|bss|tdata|tbss)([. ]|\t)/ && $0 !~ /\.data\.rel\.ro/ &&
+	     $NF !~ /^\./ && ($0 ~ / O / || $0 ~ /\.t(data|bss)/) {
+		s = $NF; sub(/\.[0-9]+$/, "", s); print f ":" s
+	     }'
+}
+
+test_libxlb_has_no_mutable_globals() {
+	local found bad=() g n
+	found=$(objdump -t "$BUILD/libxlb.a" | mutable_globals | sort -u)
+	n=$(wc -l <<<"$found")
+	for g in $found; do
+		[[ -n ${GLOBAL_OK[$g]:-} ]] || bad+=("$g")
+	done
+	# The filter sees what it must: a file of these symbols' kind.
+	g=$(printf '%s\n' 'x.o:     file format elf64-x86-64' \
+		'0000000000000000 l     O .bss	0000000000000004 count.3' \
+		'0000000000000000 l       .tbss	0000000000000010 buf' \
+		'0000000000000000 l     O .data.rel.ro.local	0000000000000008 names' \
+		'0000000000000000 l     O .rodata	0000000000000008 table' |
+		mutable_globals | tr '\n' ' ')
+	if [[ $g != "x.o:count x.o:buf " ]]; then
+		tl_fail libxlb_has_no_mutable_globals "the filter reads objdump wrong: '$g'"
+	elif [[ ${#bad[@]} -gt 0 ]]; then
+		tl_fail libxlb_has_no_mutable_globals "mutable globals: ${bad[*]}"
+	else
+		echo "  $n writable globals, each allowed for its reason"
+		tl_pass libxlb_has_no_mutable_globals
+	fi
+}
+
 test_every_folder_is_a_layer
 test_header_names_are_unique
 test_layers_include_only_lower_layers
 test_shipped_xlb_has_no_test_code
+test_libxlb_has_no_mutable_globals

@@ -19,7 +19,11 @@
 #include "neigh.h"
 #include "xlb.h"
 
+/* The directory of the last instance made; every one is removed at exit. */
 static char pinned_dir[96];
+#define PINNED_MAX	4
+static char pinned_dirs[PINNED_MAX][96];
+static int pinned_n;
 
 static inline const char *pinned_build_dir(void)
 {
@@ -37,16 +41,19 @@ static inline void pinned_remove(void)
 		XLB_MAP_HC_STATE, XLB_MAP_VIP_ADDRS,
 		XLB_NEIGH_MAP,	/* pinned by xlb itself (neigh.h) */
 	};
-	char path[160];
+	char path[PINNED_MAX * 96 + 32];	/* as the compiler counts */
 	size_t i;
+	int d;
 
-	if (!pinned_dir[0])
-		return;
-	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", pinned_dir, maps[i]);
-		unlink(path);
+	for (d = 0; d < pinned_n; d++) {
+		for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+			snprintf(path, sizeof(path), "%s/%s", pinned_dirs[d],
+				 maps[i]);
+			unlink(path);
+		}
+		rmdir(pinned_dirs[d]);
 	}
-	rmdir(pinned_dir);
+	pinned_n = 0;
 }
 
 static inline void pinned_on_signal(int sig)
@@ -58,8 +65,9 @@ static inline void pinned_on_signal(int sig)
 
 /*
  * Create /sys/fs/bpf/xlbt-NAME-PID (mounting bpffs when it is not) and load the program with its maps
- * pinned there. Returns the loaded object (the caller closes it; the pins
- * keep the maps), or NULL after a message on stderr.
+ * pinned there (pinned_dir names it). Returns the loaded object (the
+ * caller closes it; the pins keep the maps), or NULL after a message on
+ * stderr. Up to PINNED_MAX instances of other names, one process.
  */
 static inline struct bpf_object *pinned_instance(const char *name)
 {
@@ -67,6 +75,10 @@ static inline struct bpf_object *pinned_instance(const char *name)
 	struct bpf_object *obj;
 	char path[256];
 
+	if (pinned_n == PINNED_MAX) {
+		fprintf(stderr, "%s: more than %d instances\n", name, PINNED_MAX);
+		return NULL;
+	}
 	snprintf(pinned_dir, sizeof(pinned_dir), "/sys/fs/bpf/xlbt-%s-%d",
 		 name, getpid());
 	/* As xlb attach does: mount bpffs first on a machine without it. */
@@ -76,9 +88,12 @@ static inline struct bpf_object *pinned_instance(const char *name)
 		pinned_dir[0] = '\0';
 		return NULL;
 	}
-	atexit(pinned_remove);
-	signal(SIGINT, pinned_on_signal);
-	signal(SIGTERM, pinned_on_signal);
+	memcpy(pinned_dirs[pinned_n++], pinned_dir, sizeof(pinned_dir));
+	if (pinned_n == 1) {
+		atexit(pinned_remove);
+		signal(SIGINT, pinned_on_signal);
+		signal(SIGTERM, pinned_on_signal);
+	}
 
 	snprintf(path, sizeof(path), "%s/xlb.bpf.o", pinned_build_dir());
 	opts.pin_root_path = pinned_dir;
