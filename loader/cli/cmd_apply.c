@@ -557,8 +557,8 @@ static int converge_health(struct xlb_instance *inst, struct xlb_state *st,
 /*
  * The writes, in the order check_against() counted: settings, deletions,
  * then the file's VIPs. Run twice by xlb_update_all_or_nothing(), first as
- * a rehearsal that takes every table's memory: it prints nothing but
- * errors.
+ * the plan that takes every table's memory, then as its commit: it prints
+ * nothing but errors.
  */
 static int converge(struct xlb_instance *inst, struct xlb_state *st,
 		    void *arg)

@@ -159,7 +159,8 @@ static void ext_ack_msg(const struct nlmsghdr *h, char *why, size_t why_len)
 	size_t off;
 	int len;
 
-	if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
+	if (!(h->nlmsg_flags & NLM_F_ACK_TLVS) ||
+	    h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
 		return;
 	/* The attributes follow the request, which the kernel echoes back
 	 * whole unless NLM_F_CAPPED says it did not. */

@@ -70,6 +70,7 @@ struct hc_backend {
 
 struct checker {
 	const struct xlb_checker_opts *opts;
+	struct xlb_nexthops nx;		/* the next hops' passes (neigh_pass()) */
 	struct xlb_prober *prober;
 	struct xlb_state *st;		/* the last state read */
 	struct hc_backend be[XLB_MAX_BACKENDS];
@@ -763,7 +764,7 @@ static void neigh_pass(struct checker *c)
 	struct xlb_state *st;
 
 	if (!xlb_update_open(&inst, c->opts->instance, &st, false)) {
-		xlb_neigh_refresh(&inst, st);
+		xlb_neigh_refresh(&inst, st, &c->nx);
 		xlb_state_free(st);
 		xlb_instance_close(&inst);
 	}
@@ -781,6 +782,7 @@ int xlb_checker_run(const struct xlb_checker_opts *opts)
 		return -ENOMEM;
 	}
 	c->opts = opts;
+	c->nx = (struct xlb_nexthops)XLB_NEXTHOPS_INIT;
 	fd_budget(c);
 	err = xlb_prober_new(&c->prober);
 	if (err) {
@@ -837,6 +839,7 @@ int xlb_checker_run(const struct xlb_checker_opts *opts)
 	}
 out:
 	xlb_prober_free(c->prober);
+	xlb_nexthops_close(&c->nx);
 	xlb_state_free(c->st);
 	free(c);
 	return err;

@@ -72,6 +72,7 @@ struct plan {
 	struct xlb_decap_fds fds;		/* the pinned program in use */
 	char decap_dir[PATH_MAX];		/* ... pinned there */
 	struct xlb_decap_content have, want;
+	struct xlb_nexthops nx;			/* next hops asked, made */
 	struct step steps[MAX_STEPS];
 	__u32 n_steps;
 };
@@ -435,7 +436,6 @@ static void neigh_record(struct xlb_host_record *r,
  */
 static int plan_neighbours(struct plan *p, const struct xlb_host_spec *spec)
 {
-	struct xlb_nexthops nx = XLB_NEXTHOPS_INIT;
 	char a[XLB_ADDR_STRLEN];
 	struct xlb_nexthop_state nh;
 	struct xlb_config none = {};
@@ -452,7 +452,7 @@ static int plan_neighbours(struct plan *p, const struct xlb_host_spec *spec)
 		self.family = f->family;
 		if (!xlb_host_prefix_single(f) || addr_in(p->tunnel, p->n_tunnel, &self))
 			continue;
-		err = xlb_nexthop_get(&nx, &none, f->addr, f->family, &nh);
+		err = xlb_nexthop_get(&p->nx, &none, f->addr, f->family, &nh);
 		if (err == -ENETUNREACH) {
 			p_info("xlb: note: fleet member %s has no route from here: packets for it are dropped (drop_no_route)",
 			       addr_s(&self, a));
@@ -461,7 +461,6 @@ static int plan_neighbours(struct plan *p, const struct xlb_host_spec *spec)
 		if (err) {
 			p_err("cannot look up the route to %s: %s", addr_s(&self, a),
 			      strerror(-err));
-			xlb_nexthops_close(&nx);
 			return err;
 		}
 		if (neigh_find(p->next.neigh, p->next.n_neigh, &nh) >= 0)
@@ -475,7 +474,6 @@ static int plan_neighbours(struct plan *p, const struct xlb_host_spec *spec)
 		if (!(nh.ext_flags & NTF_EXT_MANAGED) || !nh.nud)
 			add_step(p, STEP_NEIGH_ADD)->nh = nh;
 	}
-	xlb_nexthops_close(&nx);
 	return 0;
 }
 
@@ -906,7 +904,6 @@ static int tunnels_del(struct xlb_rtnl *nl)
 static int run_step(struct xlb_host *h, struct plan *p, const struct step *s,
 		    bool undo)
 {
-	struct xlb_nexthops nx = XLB_NEXTHOPS_INIT;
 	char a[XLB_ADDR_STRLEN], name[XLB_SYSCTL_KEY_LEN];
 	struct xlb_nexthop_state nh = s->nh;
 	const char *what = "";
@@ -939,9 +936,8 @@ static int run_step(struct xlb_host *h, struct plan *p, const struct step *s,
 	case STEP_NEIGH_ADD:
 	case STEP_NEIGH_DEL:
 		add = (s->kind == STEP_NEIGH_ADD) != undo;
-		err = add ? xlb_nexthop_manage(&nx, &nh) :
-			    xlb_nexthop_forget(&nx, &nh);
-		xlb_nexthops_close(&nx);
+		err = add ? xlb_nexthop_manage(&p->nx, &nh) :
+			    xlb_nexthop_forget(&p->nx, &nh);
 		/* An entry xlb did not make (learned, the operator's) is
 		 * never taken over; forget leaves it too. */
 		if (add && err == -EEXIST)
@@ -1078,8 +1074,10 @@ int xlb_host_setup(struct xlb_host *h, const struct xlb_host_spec *spec)
 		p_err("out of memory");
 		return -ENOMEM;
 	}
+	p->nx = (struct xlb_nexthops)XLB_NEXTHOPS_INIT;
 	err = plan_build(h, spec, p) ?: commit(h, p, false);
 	xlb_decap_close(&p->fds);
+	xlb_nexthops_close(&p->nx);
 	free(p);
 	return err;
 }
@@ -1103,6 +1101,7 @@ int xlb_host_teardown(struct xlb_host *h, const char *dev)
 		p_err("out of memory");
 		return -ENOMEM;
 	}
+	p->nx = (struct xlb_nexthops)XLB_NEXTHOPS_INIT;
 	err = plan_build(h, NULL, p);
 	if (!err) {
 		err = commit(h, p, true);
@@ -1111,6 +1110,7 @@ int xlb_host_teardown(struct xlb_host *h, const char *dev)
 			       h->record_path, dev);
 	}
 	xlb_decap_close(&p->fds);
+	xlb_nexthops_close(&p->nx);
 	free(p);
 	return err;
 }

@@ -38,8 +38,6 @@ struct neigh_rec {
 	__u8 pad[3];
 };
 
-/* The kernel asked for every next hop: one socket for the process. */
-
 static size_t addr_len(__u8 family)
 {
 	return family == XLB_AF_INET ? 4 : 16;
@@ -365,7 +363,7 @@ struct room {
 /* One sync or check: what it wants, and the tables' room. */
 struct neigh_sync {
 	struct xlb_instance *inst;
-	struct xlb_nexthops nx;
+	struct xlb_nexthops own, *nx;	/* nx: own, or the caller's */
 	int rec_fd;		/* -1: none */
 	struct want want[XLB_MAX_BACKENDS];
 	__u32 n_want;
@@ -474,12 +472,12 @@ static int room_read(struct neigh_sync *s)
 	xlb_rtnl_req_init(&req, RTM_GETNEIGHTBL, 0, sizeof(*t));
 	t = xlb_rtnl_hdr(&req);
 	t->ndtm_family = AF_UNSPEC;
-	err = xlb_rtnl_dump(&s->nx.nl, &req.n, tbl_msg, s);
+	err = xlb_rtnl_dump(&s->nx->nl, &req.n, tbl_msg, s);
 	for (i = 0; i < 2 && !err; i++) {
 		xlb_rtnl_req_init(&req, RTM_GETNEIGH, 0, sizeof(*nd));
 		nd = xlb_rtnl_hdr(&req);
 		nd->ndm_family = i ? AF_INET6 : AF_INET;
-		err = xlb_rtnl_dump(&s->nx.nl, &req.n, neigh_msg, &s->room[i]);
+		err = xlb_rtnl_dump(&s->nx->nl, &req.n, neigh_msg, &s->room[i]);
 	}
 	if (err)
 		return err;
@@ -519,7 +517,7 @@ static int want_backend(struct neigh_sync *s, const struct xlb_config *cfg,
 	struct xlb_nexthop_state nh;
 	int err;
 
-	err = xlb_nexthop_get(&s->nx, cfg, addr, family, &nh);
+	err = xlb_nexthop_get(s->nx, cfg, addr, family, &nh);
 	if (!err)
 		want_add(s, &nh, id);
 	return err == -ENETUNREACH ? 0 : err;
@@ -545,7 +543,8 @@ static struct neigh_sync *sync_new(struct xlb_instance *inst)
 
 	if (s) {
 		s->inst = inst;
-		s->nx = (struct xlb_nexthops)XLB_NEXTHOPS_INIT;
+		s->own = (struct xlb_nexthops)XLB_NEXTHOPS_INIT;
+		s->nx = &s->own;
 		s->rec_fd = -1;
 	}
 	return s;
@@ -555,7 +554,7 @@ static void sync_free(struct neigh_sync *s)
 {
 	if (s->rec_fd >= 0)
 		close(s->rec_fd);
-	xlb_nexthops_close(&s->nx);
+	xlb_nexthops_close(&s->own);
 	free(s);
 }
 
@@ -669,12 +668,12 @@ static int want_keep(struct neigh_sync *s, struct want *w, int *s_err)
 	if (err)
 		return err;
 	w->asked = true;
-	err = xlb_nexthop_manage(&s->nx, nh);
+	err = xlb_nexthop_manage(s->nx, nh);
 	if (err) {
 		/* -EEXIST: made by another meanwhile, and so his. */
 		xlb_map_delete(s->rec_fd, &r);
 		if (err == -EEXIST)
-			return neigh_get(&s->nx, nh);
+			return neigh_get(s->nx, nh);
 		w->why = err;
 		*s_err = err;
 		return 0;
@@ -712,9 +711,9 @@ static int drop_unwanted(struct neigh_sync *s)
 	for (i = 0; i < n; i++) {
 		nh_of(&s->stale[i], &nh);
 		err = bpf_map_lookup_elem(s->rec_fd, &s->stale[i], &marks) ?
-		      -errno : neigh_get(&s->nx, &nh);
+		      -errno : neigh_get(s->nx, &nh);
 		if (!err && entry_is_xlbs(&nh, marks))
-			err = neigh_write(&s->nx, &nh, true, false, false);
+			err = neigh_write(s->nx, &nh, true, false, false);
 		if (!err || err == -ENOENT || err == -ENODEV)
 			err = xlb_map_delete(s->rec_fd, &s->stale[i]);
 		if (err && err != -ENOENT)
@@ -770,7 +769,7 @@ static void wait_and_report(struct neigh_sync *s, const struct xlb_state *st,
 
 			if (!x->asked || x->why || xlb_nexthop_resolved(&x->nh))
 				continue;
-			if (neigh_get(&s->nx, &x->nh) || !xlb_nexthop_resolved(&x->nh))
+			if (neigh_get(s->nx, &x->nh) || !xlb_nexthop_resolved(&x->nh))
 				pending = true;
 		}
 		if (pending)
@@ -804,21 +803,22 @@ static void wait_and_report(struct neigh_sync *s, const struct xlb_state *st,
 }
 
 static int sync_run(struct xlb_instance *inst, const struct xlb_state *st,
-		    const bool *named, bool report);
+		    struct xlb_nexthops *nx, const bool *named, bool report);
 
 int xlb_neigh_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		   const bool *named)
 {
-	return sync_run(inst, st, named, true);
+	return sync_run(inst, st, NULL, named, true);
 }
 
-int xlb_neigh_refresh(struct xlb_instance *inst, const struct xlb_state *st)
+int xlb_neigh_refresh(struct xlb_instance *inst, const struct xlb_state *st,
+		      struct xlb_nexthops *nx)
 {
-	return sync_run(inst, st, NULL, false);
+	return sync_run(inst, st, nx, NULL, false);
 }
 
 static int sync_run(struct xlb_instance *inst, const struct xlb_state *st,
-		    const bool *named, bool report)
+		    struct xlb_nexthops *nx, const bool *named, bool report)
 {
 	struct neigh_sync *s;
 	int err, s_err = 0;
@@ -829,6 +829,8 @@ static int sync_run(struct xlb_instance *inst, const struct xlb_state *st,
 		err = -ENOMEM;
 		goto out;
 	}
+	if (nx)
+		s->nx = nx;
 	err = wants_of(s, st);
 	if (err)
 		goto out;

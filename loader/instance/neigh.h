@@ -170,8 +170,10 @@ int xlb_neigh_sync(struct xlb_instance *inst, const struct xlb_state *st,
  * As xlb_neigh_sync(), for a process that runs all along (the checker):
  * without waiting for the entries it makes, and silent, since it runs
  * again and again and the command that changed the backends has said what
- * it found. 0 or -errno (nothing printed).
+ * it found. It asks through nx, the process's own, kept from one pass
+ * to the next (one socket, a note once). 0 or -errno (nothing printed).
  */
-int xlb_neigh_refresh(struct xlb_instance *inst, const struct xlb_state *st);
+int xlb_neigh_refresh(struct xlb_instance *inst, const struct xlb_state *st,
+		      struct xlb_nexthops *nx);
 
 #endif /* XLB_NEIGH_H */

@@ -358,6 +358,8 @@ int xlb_backends_set_health(struct xlb_instance *inst, struct xlb_state *st,
 	__u32 id;
 	int err;
 
+	if (!change_of(st))
+		return -EINVAL;
 	for (i = 0; i < n; i++) {
 		id = ch[i].id;
 		if (id == XLB_BACKEND_NONE || id >= XLB_MAX_BACKENDS ||
@@ -570,6 +572,9 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 	bool corrupt;
 	__u32 id;
 	int err;
+
+	if (!change_of(st))
+		return -EINVAL;
 
 	xlb_vip_str(key, name, sizeof(name));
 	if (!v) {
