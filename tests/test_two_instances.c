@@ -101,9 +101,22 @@ static void side_close(struct side *s)
 	s->st = NULL;
 }
 
+/* Whether a record names a VIP of the state. */
+static bool owned(const struct xlb_state *st, const struct xlb_backend *b)
+{
+	__u32 i;
+
+	for (i = 0; i < st->n_vips; i++)
+		if (st->vips[i].vip.id == b->vip_id)
+			return xlb_backend_live(b);
+	return false;
+}
+
 /* What an instance holds, as text: every VIP's key, size and mode, its
  * backends by address with weight and flags, and its live table slot by
- * slot as addresses (ids may differ, what they name may not). */
+ * slot as addresses (ids may differ, what they name may not); then the
+ * records in use that no VIP owns (a write a plan should have left out
+ * shows there) and how many records are in use. */
 static char *snapshot(const struct xlb_instance *inst)
 {
 	char a[XLB_ADDR_STRLEN], *text = NULL;
@@ -141,8 +154,18 @@ static char *snapshot(const struct xlb_instance *inst)
 		fputc('\n', f);
 		free(slots);
 	}
-	if (f)
+	for (k = 1; f && k < XLB_MAX_BACKENDS; k++) {
+		const struct xlb_backend *b = &st->backends[k];
+
+		if ((b->flags & XLB_BE_F_IN_USE) && !owned(st, b))
+			fprintf(f, "stray %s w %u flags %#x\n",
+				xlb_addr_str(b->addr, b->family, a, sizeof(a)),
+				b->weight, b->flags);
+	}
+	if (f) {
+		fprintf(f, "records in use %zu\n", xlb_state_backends_in_use(st));
 		fclose(f);
+	}
 	xlb_state_free(st);
 	return text;
 }

@@ -3,7 +3,8 @@
  * An xlb instance of a test's or benchmark's own: $BUILD/xlb.bpf.o loaded
  * with its maps pinned in a fresh directory on bpffs, as `xlb attach
  * --pin-dir` pins them, so that build/xlb configures it with --pin-dir.
- * The pins are removed at exit (and on SIGINT/SIGTERM).
+ * The pins are removed at exit, and on a signal that ends the test (an
+ * interrupt, an abort, a crash).
  */
 #ifndef XLB_TEST_PINNED_INSTANCE_H
 #define XLB_TEST_PINNED_INSTANCE_H
@@ -56,11 +57,35 @@ static inline void pinned_remove(void)
 	pinned_n = 0;
 }
 
+/* The signals after which the pins are removed, and what each did before
+ * (a sanitizer's report, or the default) that it does again after. */
+static const int pinned_signals[] = {
+	SIGINT, SIGTERM, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+};
+static struct sigaction pinned_old[sizeof(pinned_signals) /
+				    sizeof(pinned_signals[0])];
+
 static inline void pinned_on_signal(int sig)
 {
+	size_t i;
+
 	pinned_remove();
-	signal(sig, SIG_DFL);
-	raise(sig);
+	for (i = 0; i < sizeof(pinned_signals) / sizeof(pinned_signals[0]); i++)
+		if (pinned_signals[i] == sig)
+			sigaction(sig, &pinned_old[i], NULL);
+	/* A fault comes again when the faulting instruction does, with
+	 * its own address for whoever reports it. */
+	if (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL)
+		raise(sig);
+}
+
+static inline void pinned_on_signals(void)
+{
+	struct sigaction sa = { .sa_handler = pinned_on_signal };
+	size_t i;
+
+	for (i = 0; i < sizeof(pinned_signals) / sizeof(pinned_signals[0]); i++)
+		sigaction(pinned_signals[i], &sa, &pinned_old[i]);
 }
 
 /*
@@ -91,8 +116,7 @@ static inline struct bpf_object *pinned_instance(const char *name)
 	memcpy(pinned_dirs[pinned_n++], pinned_dir, sizeof(pinned_dir));
 	if (pinned_n == 1) {
 		atexit(pinned_remove);
-		signal(SIGINT, pinned_on_signal);
-		signal(SIGTERM, pinned_on_signal);
+		pinned_on_signals();
 	}
 
 	snprintf(path, sizeof(path), "%s/xlb.bpf.o", pinned_build_dir());
