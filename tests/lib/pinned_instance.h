@@ -10,6 +10,7 @@
 #define XLB_TEST_PINNED_INSTANCE_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@ static char pinned_dir[96];
 #define PINNED_MAX	4
 static char pinned_dirs[PINNED_MAX][96];
 static int pinned_n;
+static bool pinned_hooked;
 
 static inline const char *pinned_build_dir(void)
 {
@@ -114,7 +116,10 @@ static inline struct bpf_object *pinned_instance(const char *name)
 		return NULL;
 	}
 	memcpy(pinned_dirs[pinned_n++], pinned_dir, sizeof(pinned_dir));
-	if (pinned_n == 1) {
+	/* Once a process: a second time would take its own handler for
+	 * what was there before. */
+	if (!pinned_hooked) {
+		pinned_hooked = true;
 		atexit(pinned_remove);
 		pinned_on_signals();
 	}
