@@ -135,8 +135,37 @@ test_libxlb_has_no_mutable_globals() {
 	fi
 }
 
+# Inside loader/instance, no two files call each other: each holds one
+# step, and a reader follows a change from file to file one way.
+test_instance_files_call_one_way() {
+	local o f sym n=0 pairs
+	declare -A def=()
+	for o in "$BUILD"/loader/instance/*.o; do
+		f=$(basename "$o")
+		while read -r sym; do def[$sym]=$f; done < <(nm --defined-only "$o" | awk '$2 ~ /^[TDBR]$/ { print $3 }')
+		n=$((n + 1))
+	done
+	pairs=$(for o in "$BUILD"/loader/instance/*.o; do
+		f=$(basename "$o")
+		nm --undefined-only "$o" | awk '{ print $2 }' | while read -r sym; do
+			[[ -n ${def[$sym]:-} && ${def[$sym]} != "$f" ]] && echo "$f ${def[$sym]}"
+		done
+	done | sort -u)
+	local mutual
+	mutual=$(awk '{ a[$1 " " $2] = 1 } END { for (k in a) { split(k, p, " "); if ((p[2] " " p[1]) in a && p[1] < p[2]) print p[1] " <-> " p[2] } }' <<<"$pairs")
+	if [[ $n -lt 10 ]]; then
+		tl_fail instance_files_call_one_way "only $n objects in $BUILD/loader/instance"
+	elif [[ -n $mutual ]]; then
+		tl_fail instance_files_call_one_way "files that call each other: $mutual"
+	else
+		echo "  $n files, $(wc -l <<<"$pairs") one-way calls between them"
+		tl_pass instance_files_call_one_way
+	fi
+}
+
 test_every_folder_is_a_layer
 test_header_names_are_unique
 test_layers_include_only_lower_layers
 test_shipped_xlb_has_no_test_code
 test_libxlb_has_no_mutable_globals
+test_instance_files_call_one_way

@@ -3,9 +3,9 @@
  * Inside a change (update.h): the state it carries from xlb_update_begin()
  * to xlb_update_close(), and the writes a plan leaves out. Private to the
  * files of loader/instance that make a change: wants.c (what is asked
- * for, checked), update.c (the VIPs' steps, the plan and its commit),
- * records.c (backend records, VIP keys), tables.c (the tables) and
- * vip_sets.c (the VIP filter, the address set, the settings: what a
+ * for, checked), update.c (the VIPs' steps), plan.c (a plan and its
+ * commit), records.c (backend records, VIP keys), tables.c (the tables)
+ * and vip_sets.c (the VIP filter, the address set, the settings: what a
  * command's first write brings up to date).
  */
 #ifndef XLB_CHANGE_H

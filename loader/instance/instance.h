@@ -12,8 +12,8 @@
  *   state.h        the configuration read back from the maps
  *   update.h       changes as transactions, in the order of a change:
  *     wants.c        what is asked for, checked against the state (pure)
- *     update.c       begin (finish what a kill left), the VIPs' steps,
- *                    plan then commit (xlb_update_all_or_nothing), close
+ *     update.c       begin (finish what a kill left), the VIPs' steps, close
+ *     plan.c         a change of many steps planned, then committed
  *     records.c      backend records and VIP keys, written in batches
  *     tables.c       a VIP's table: computed, made ahead, swapped in
  *     vip_sets.c     VIP filter, address set, settings: the first write
