@@ -22,7 +22,7 @@
 
 struct xlb_history;
 
-/* A table made by the plan of a change (xlb_update_all_or_nothing). */
+/* A table made by the plan of a change (xlb_update_plan()). */
 struct made_table {
 	int fd;			/* -1 once installed */
 	__u32 vip_id, m;
@@ -55,7 +55,8 @@ struct record_batch {
 	__u32 ids[XLB_MAX_BACKENDS];
 	struct xlb_backend recs[XLB_MAX_BACKENDS];
 	__u32 new_ids[XLB_MAX_BACKENDS];	/* counters to reset */
-	/* New records that take over an old one's health (carry_health()). */
+	/* New records that take over an old one's health
+	 * (xlb_batch_carry_health()). */
 	__u32 carry_from[XLB_MAX_BACKENDS], carry_to[XLB_MAX_BACKENDS];
 	__u32 carry_gen[XLB_MAX_BACKENDS];
 };
@@ -89,12 +90,13 @@ static inline struct xlb_change *change_of(const struct xlb_state *st)
 
 /*
  * The writes of a change, left out in its plan. Every map write made
- * from a change goes through these (tables through install_table()): one
- * that did not would be made by the plan, before the change has all
- * it needs (tests/test_apply_strict.sh would see the maps change).
+ * from a change goes through these (tables through
+ * xlb_vip_table_install()): one that did not would be made by the plan,
+ * before the change has all it needs (tests/test_apply_strict.sh would
+ * see the maps change).
  */
-static inline int map_update(const struct xlb_state *st, int fd, const void *key,
-		      const void *value, __u64 flags)
+static inline int map_update(const struct xlb_state *st, int fd,
+			     const void *key, const void *value, __u64 flags)
 {
 	return st->planning ? 0 : xlb_map_update(fd, key, value, flags);
 }
