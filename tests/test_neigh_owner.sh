@@ -110,7 +110,9 @@ jq '.vips[0].backends += [range(0; 10) | {addr: ("2001:db8:1::3" + (. | tostring
 x apply "$TMP/more10.json" >/dev/null 2>"$TMP/more10.err"
 rc=$?
 grep -v "is INCOMPLETE" "$TMP/more10.err" | head -3 | sed "s/^/  /"
-tl_check apply_within_the_share_is_made test $rc -eq 0 -a "$(entries)" -eq $((1099 + 10))
+n=$(entries)
+echo "  apply of 10 more: exit $rc, $n entries of xlb's (1,099 + 10 wanted)"
+tl_check apply_within_the_share_is_made test $rc -eq 0 -a "$n" -eq $((1099 + 10))
 
 # ---- entries xlb did not make stay as they were --------------------------
 K=2001:db8:1::2		# the peer's: learned by the kernel from a ping
