@@ -110,9 +110,15 @@ jq '.vips[0].backends += [range(0; 10) | {addr: ("2001:db8:1::3" + (. | tostring
 x apply "$TMP/more10.json" >/dev/null 2>"$TMP/more10.err"
 rc=$?
 grep -v "is INCOMPLETE" "$TMP/more10.err" | head -3 | sed "s/^/  /"
+# The entry of ::1000 counts for the kernel's gc (no extern_learn), in a
+# table past gc_thresh2: on a slow machine it is reclaimed before this
+# apply, which then makes it again, as an entry of xlb's like any other.
 n=$(entries)
-echo "  apply of 10 more: exit $rc, $n entries of xlb's (1,099 + 10 wanted)"
-tl_check apply_within_the_share_is_made test $rc -eq 0 -a "$n" -eq $((1099 + 10))
+want=$((1099 + 10))
+remade=$(tl_in "$NS" ip -6 neigh show dev v0 proto 88 | grep -c '^2001:db8:1::1000 .*extern_learn')
+want=$((want + remade))
+echo "  apply of 10 more: exit $rc, $n entries of xlb's ($want wanted; ::1000 made again: $remade)"
+tl_check apply_within_the_share_is_made test $rc -eq 0 -a "$n" -eq "$want"
 
 # ---- entries xlb did not make stay as they were --------------------------
 K=2001:db8:1::2		# the peer's: learned by the kernel from a ping
