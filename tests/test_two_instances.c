@@ -8,7 +8,10 @@
  *    then committed), each end as the same steps leave it alone;
  *  - a change refused by its plan writes nothing, and the same opened
  *    instance takes the next change as a fresh one would;
- *  - a plan freed without its commit is a dry run: nothing written.
+ *  - a plan freed without its commit is a dry run: nothing written;
+ *  - a plan is a value: its steps run once, the commit performs what they
+ *    recorded (and only once), and the state is the planned one only
+ *    after it.
  * The instances are the program's maps pinned under /sys/fs/bpf (root);
  * the process runs in a network namespace of its own, so that the next
  * hops of the backends are looked up nowhere real.
@@ -390,7 +393,79 @@ out:
 	pinned_remove();
 }
 
+/* The steps of good(), counted. */
+struct counted {
+	struct xlb_want *w;
+	int runs;
+};
+
+static int counted_good(struct xlb_instance *inst, struct xlb_state *st,
+			void *arg)
+{
+	struct counted *c = arg;
+
+	c->runs++;
+	return good(inst, st, c->w);
+}
+
+static void commit_performs_the_plan_not_its_steps(void)
+{
+	struct side a = {}, c = {};
+	char *before = NULL, *planned = NULL, *sa = NULL, *sc = NULL;
+	struct counted n = {};
+	struct xlb_plan *plan = NULL;
+
+	if (!own_netns())
+		return;
+	n.w = calloc(8, sizeof(*n.w));
+	if (!ASSERT_TRUE(n.w != NULL, "memory"))
+		return;
+	wants(n.w, 8, 0xc6336401, 2);	/* 198.51.100.1-8 */
+	if (!side_make(&a, "valuea"))
+		goto out;
+	before = snapshot(&a.inst);
+	if (!ASSERT_OK(xlb_update_plan(&a.inst, a.st, counted_good, &n, &plan),
+		       "plan made"))
+		goto out;
+	ASSERT_EQ(n.runs, 1, "the plan runs the steps once");
+	planned = snapshot(&a.inst);
+	ASSERT_TRUE(before && planned && !strcmp(before, planned),
+		    "a plan alone writes nothing");
+	ASSERT_EQ(a.st->n_vips, 0, "nor changes the state it was made on");
+	ASSERT_OK(xlb_update_commit(&a.inst, a.st, plan), "plan committed");
+	ASSERT_EQ(n.runs, 1, "the commit runs no step again");
+	ASSERT_EQ(a.st->n_vips, 2, "the state is the planned one after it");
+	ASSERT_EQ(xlb_update_commit(&a.inst, a.st, plan), -EINVAL,
+		  "a plan commits once");
+	xlb_plan_free(plan);
+	plan = NULL;
+	side_close(&a);
+
+	if (!side_make(&c, "valuec"))
+		goto out;
+	ASSERT_OK(xlb_update_all_or_nothing(&c.inst, c.st, good, n.w),
+		  "the same change in one call, on a fresh instance");
+	side_close(&c);
+	sa = snapshot_of(pinned_dirs[0]);
+	sc = snapshot_of(pinned_dirs[1]);
+	ASSERT_TRUE(sa && sc && strstr(sa, "198.51.100.8") && !strcmp(sa, sc),
+		    "committed, it ends as the change made at once");
+out:
+	xlb_plan_free(plan);
+	if (a.st)
+		side_close(&a);
+	if (c.st)
+		side_close(&c);
+	free(before);
+	free(planned);
+	free(sa);
+	free(sc);
+	free(n.w);
+	pinned_remove();
+}
+
 TEST_MAIN(
 	TEST(interleaved_instances_end_as_alone),
 	TEST(change_retried_after_its_plan_failed),
+	TEST(commit_performs_the_plan_not_its_steps),
 )

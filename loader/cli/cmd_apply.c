@@ -555,10 +555,10 @@ static int converge_health(struct xlb_instance *inst, struct xlb_state *st,
 }
 
 /*
- * The writes, in the order check_against() counted: settings, deletions,
- * then the file's VIPs. Run twice by xlb_update_all_or_nothing(), first as
- * the plan that takes every table's memory, then as its commit: it prints
- * nothing but errors.
+ * The steps, in the order check_against() counted: settings, deletions,
+ * then the file's VIPs. Run once, as the plan of
+ * xlb_update_all_or_nothing(), which makes every table and records every
+ * write before its commit performs them: it prints nothing but errors.
  */
 static int converge(struct xlb_instance *inst, struct xlb_state *st,
 		    void *arg)

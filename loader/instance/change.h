@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Inside a change (update.h): the state it carries from xlb_update_begin()
- * to xlb_update_close(), and the writes a plan leaves out. Private to the
- * files of loader/instance that make a change: wants.c (what is asked
- * for, checked), update.c (the VIPs' steps), plan.c (a plan and its
- * commit), records.c (backend records, VIP keys), tables.c (the tables)
- * and vip_sets.c (the VIP filter, the address set, the settings: what a
- * command's first write brings up to date).
+ * to xlb_update_close(), and its plan: the writes the steps record and
+ * the tables they made. Private to the files of loader/instance that make
+ * a change: wants.c (what is asked for, checked), update.c (the VIPs'
+ * steps), records.c (backend records, VIP keys), tables.c (the tables),
+ * vip_sets.c (the VIP filter, the address set, the settings: what a
+ * command's first write brings up to date), hc_store.c (health settings),
+ * writes.c (the writes, recorded) and plan.c (a plan and its commit).
  */
 #ifndef XLB_CHANGE_H
 #define XLB_CHANGE_H
@@ -21,27 +22,83 @@
 #include "xlb.h"
 
 struct xlb_history;
+struct xlb_vip_filter;
 
-/* A table made by the plan of a change (xlb_update_plan()). */
+/* A table made by a plan, swapped in by its commit. */
 struct made_table {
 	int fd;			/* -1 once installed */
+	struct xlb_vip_key key;	/* its VIP's, for -v */
 	__u32 vip_id, m;
-	__u64 records;		/* records_hash() it was computed from */
-	double build_us;
+	double build_us;	/* computing its slots */
+	double computed_at;	/* xlb_now_us() when they were */
 };
 
-/* A change planned (xlb_update_plan()): its steps, and what the plan made
- * for their commit. */
+/* What one write of a plan is (struct change_op). */
+enum change_op_kind {
+	OP_UPDATE,		/* one element: key, value, flags */
+	OP_UPDATE_BATCH,	/* n elements in one syscall */
+	OP_DELETE,		/* key; -ENOENT is no error with ok_missing */
+	OP_TABLE,		/* swap in the plan's table t[index] */
+	OP_HC_RESET_VIP,	/* hc_store.h: a, the VIP id */
+	OP_HC_COPY_VIP,		/* a to b */
+	OP_HC_RESET_BACKENDS,	/* ids[n] */
+	OP_HC_COPY_BACKEND,	/* a to b, new gen c */
+	OP_HC_VIP_CONFIG,	/* VIP a's settings: value */
+	OP_HC_BACKEND_CONFIG,	/* backend a's settings: value */
+	OP_NOTE,		/* a line for stderr (p_info()), in order */
+};
+
+/*
+ * One write of a plan, as its commit performs it: a map write with the
+ * bytes the plan computed, or a write of the health store, whose own
+ * reads (a copy's source) are made then, after the writes before it.
+ */
+struct change_op {
+	enum change_op_kind kind;
+	int fd;
+	const char *map;	/* its name in the instance directory */
+	__u64 flags;
+	bool ok_missing;
+	bool records;		/* backend records: their next hops follow */
+	__u32 n, a, b, c;
+	size_t index;
+	void *key, *value;	/* n of each for a batch */
+	__u32 *ids;		/* new backends of a records batch; hc ids */
+	__u32 n_ids;
+	char *note;
+};
+
+/* The tables of the VIP ids as a plan leaves them so far. */
+#define TABLE_AS_LIVE	(-1)	/* the live one, untouched */
+#define TABLE_DELETED	(-2)
+
+/*
+ * A change planned (xlb_update_plan()): the state it leaves, and the
+ * writes that get there from the state it was planned on, in the order
+ * the commit performs them (update.h's). The plan's reads of what it has
+ * written already go through what it holds: the tables it made, the VIP
+ * filter and address set it wrote.
+ */
 struct xlb_plan {
 	struct xlb_state *st;	/* the state it was planned on */
-	xlb_change_fn change;
-	void *arg;
-	bool whole;		/* checked whole (xlb_neigh_check()) first */
+	struct xlb_state *after;	/* and the one it leaves */
+	bool committed;
+	struct change_op *ops;
+	size_t n_ops, cap_ops;
+	bool adds_backends;	/* new records: their next hops need room */
 	struct made_table *t;
 	size_t n, cap;
-	size_t next;		/* the next to install, in the commit */
+	int table_of[XLB_MAX_VIPS];	/* index in t, or TABLE_* */
 	__u32 *slots;		/* one buffer for every table computed */
 	__u32 slots_cap;
+	/* The VIP filter and the address set as written so far (read from
+	 * the kernel at first use). */
+	struct xlb_vip_filter *filter;
+	bool filter_known;
+	struct xlb_vip_key *addrs;
+	__u32 *addr_vips;
+	__u32 n_addrs;
+	bool addrs_known;
 };
 
 /*
@@ -63,9 +120,9 @@ struct record_batch {
 
 /*
  * The change in progress on one opened instance, from xlb_update_begin()
- * to xlb_update_close(): what it has written, for the close's hook, and
- * the plan it commits. A plan (st->planning, a copy of the state) shares
- * its commit's.
+ * to xlb_update_close(): what its commits have written, for the close's
+ * hook, and the plan being made. A plan (st->planning, a copy of the
+ * state) shares its state's.
  */
 struct xlb_change {
 	/* Backend records were written, and which of them are new backends
@@ -73,7 +130,7 @@ struct xlb_change {
 	bool backends_written;
 	bool backends_added[XLB_MAX_BACKENDS];
 	bool said4, said6;	/* the notes of xlb_note_sources() */
-	struct xlb_plan *plan;	/* NULL: tables computed as installed */
+	struct xlb_plan *plan;	/* the plan being made, or NULL */
 	/* The history xlb apply gives the next table of a stateless VIP, in
 	 * place of the one the change makes (xlb_vip_converge_mode()). */
 	const struct xlb_history *given_history;
@@ -89,28 +146,45 @@ static inline struct xlb_change *change_of(const struct xlb_state *st)
 }
 
 /*
- * The writes of a change, left out in its plan. Every map write made
- * from a change goes through these (tables through
- * xlb_vip_table_install()): one that did not would be made by the plan,
- * before the change has all it needs (tests/test_apply_strict.sh would
- * see the maps change).
+ * The writes of a change, recorded in its plan (writes.c): every write
+ * of a step goes through these and is performed only by the commit
+ * (plan.c), in the order recorded. map names the map in the instance
+ * directory, for the commit's error. 0 or -ENOMEM after p_err().
  */
-static inline int map_update(const struct xlb_state *st, int fd,
-			     const void *key, const void *value, __u64 flags)
+int xlb_plan_update(const struct xlb_state *st, int fd, const char *map,
+		    const void *key, size_t key_size, const void *value,
+		    size_t value_size, __u64 flags);
+int xlb_plan_update_batch(const struct xlb_state *st, int fd,
+			  const char *map, const void *keys, size_t key_size,
+			  const void *values, size_t value_size, __u32 n,
+			  const __u32 *new_ids, __u32 n_new);
+int xlb_plan_delete(const struct xlb_state *st, int fd, const char *map,
+		    const void *key, size_t key_size, bool ok_missing);
+int xlb_plan_table(const struct xlb_state *st, size_t index);
+int xlb_plan_hc(const struct xlb_state *st, enum change_op_kind kind,
+		__u32 a, __u32 b, __u32 c, const __u32 *ids, __u32 n,
+		const void *config, size_t config_size);
+int xlb_plan_note(const struct xlb_state *st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void xlb_plan_ops_free(struct xlb_plan *plan);
+
+/* The plan st is the copy of; p_err() and NULL outside one. */
+static inline struct xlb_plan *plan_of(const struct xlb_state *st)
 {
-	return st->planning ? 0 : xlb_map_update(fd, key, value, flags);
+	if (!st->planning || !st->change || !st->change->plan) {
+		p_err("a step of a change runs in a plan (plan.c)");
+		return NULL;
+	}
+	return st->change->plan;
 }
 
-static inline int map_update_batch(const struct xlb_state *st, int fd,
-				   const void *keys, const void *values, __u32 n)
-{
-	return st->planning ? 0 : xlb_map_update_batch(fd, keys, values, n);
-}
-
-static inline int map_delete(const struct xlb_state *st, int fd, const void *key)
-{
-	return st->planning ? 0 : xlb_map_delete(fd, key);
-}
+/*
+ * Run step(inst, st, arg) in the plan st belongs to, or, when st is no
+ * plan's, as a change of its own: planned, then committed
+ * (xlb_update_all_or_nothing()). The public steps of update.h are so.
+ */
+int xlb_update_step(struct xlb_instance *inst, struct xlb_state *st,
+		    xlb_change_fn step, void *arg);
 
 /* records.c: a record's copy of its VIP's flags for the datapath. */
 __u8 xlb_be_mode_flags(__u32 vip_flags);
@@ -132,18 +206,25 @@ int xlb_batch_write(struct xlb_instance *inst, struct xlb_state *st);
 /* Free vip_id's records, all or those marked REMOVED (one batch). */
 int xlb_backends_free_of(struct xlb_instance *inst, struct xlb_state *st,
 			 __u32 vip_id, bool removed_only);
-/* A per-CPU counter made zero on every CPU. */
-int xlb_counter_zero(const struct xlb_state *st, int fd, __u32 id);
+/* A per-CPU counter of map (its fd and name) made zero on every CPU. */
+int xlb_counter_zero(const struct xlb_state *st, int fd, const char *map,
+		     __u32 id);
 /* Write v's key and value with flags (BPF_EXIST, BPF_NOEXIST). */
 int xlb_vip_write(struct xlb_instance *inst, const struct xlb_state *st,
 		  const struct xlb_state_vip *v, __u64 flags);
 
-/* tables.c: compute the table the records of vip_id ask for (in a plan:
- * and make it, held for the commit; in a commit: take the one the plan
- * made for it) and swap it in. 0 or -errno after p_err(). */
+/* tables.c: compute the table the records of vip_id ask for, make it,
+ * and record its swap; record the deletion of vip_id's table; read it as
+ * the plan leaves it so far (the table it made, or the live one: -ENOENT
+ * for none). 0 or -errno after p_err() (the read: none). */
 int xlb_vip_table_install(struct xlb_instance *inst, struct xlb_state *st,
 			  const struct xlb_vip_key *key, __u32 vip_id, __u32 m,
 			  __u32 flags);
+int xlb_vip_table_delete(struct xlb_instance *inst, struct xlb_state *st,
+			 __u32 vip_id);
+int xlb_vip_table_read(const struct xlb_instance *inst,
+		       const struct xlb_state *st, __u32 vip_id,
+		       __u32 **slots, __u32 *m, struct xlb_history *h);
 
 /* wants.c: whether want[0..n) holds b's address, and its weight there. */
 bool xlb_want_has(const struct xlb_want *want, size_t n,

@@ -11,6 +11,7 @@
 #include "numbers.h"
 #include "report.h"
 #include "hc_store.h"
+#include "change.h"
 #include "update.h"
 
 bool xlb_hc_present(const struct xlb_instance *inst)
@@ -91,18 +92,30 @@ int xlb_hc_backend_read(const struct xlb_instance *inst, __u32 backend_id,
 	return config_read(inst, xlb_hc_backend_key(backend_id), c);
 }
 
-/* st NULL: within a change that has written what it owed already (and
- * is no plan: its caller leaves the write out then). */
+/*
+ * st NULL: the commit of a plan, which has written what the command owed
+ * already. In a plan, the write is recorded whatever the map holds now,
+ * since the plan's writes before it may change that (a record's settings
+ * reset, another's copied): its commit compares again and writes only
+ * what differs.
+ */
 static int config_write(struct xlb_instance *inst, struct xlb_state *st,
-			__u32 key, const struct xlb_hc_config *c)
+			__u32 key, const struct xlb_hc_config *c,
+			enum change_op_kind kind, __u32 id)
 {
 	static const struct xlb_hc_config none;
 	struct xlb_hc_config have;
 	int err;
 
 	err = config_read(inst, key, &have);
-	if (err || !memcmp(&have, c, sizeof(have)) || (st && st->planning))
+	if (err)
 		return err;
+	if (st && st->planning)
+		return (memcmp(&have, c, sizeof(have)) ?
+			xlb_update_pending(inst, st) : 0) ?:
+		       xlb_plan_hc(st, kind, id, 0, 0, NULL, 0, c, sizeof(*c));
+	if (!memcmp(&have, c, sizeof(have)))
+		return 0;
 	if (!memcmp(c, &none, sizeof(none)) && inst->hc_config_fd < 0)
 		return 0;
 	err = (st ? xlb_update_pending(inst, st) : 0) ?: ensure_maps(inst);
@@ -118,13 +131,15 @@ static int config_write(struct xlb_instance *inst, struct xlb_state *st,
 int xlb_hc_vip_write(struct xlb_instance *inst, struct xlb_state *st,
 		     __u32 vip_id, const struct xlb_hc_config *c)
 {
-	return config_write(inst, st, xlb_hc_vip_key(vip_id), c);
+	return config_write(inst, st, xlb_hc_vip_key(vip_id), c,
+			    OP_HC_VIP_CONFIG, vip_id);
 }
 
 int xlb_hc_backend_write(struct xlb_instance *inst, struct xlb_state *st,
 			 __u32 backend_id, const struct xlb_hc_config *c)
 {
-	return config_write(inst, st, xlb_hc_backend_key(backend_id), c);
+	return config_write(inst, st, xlb_hc_backend_key(backend_id), c,
+			    OP_HC_BACKEND_CONFIG, backend_id);
 }
 
 void xlb_hc_merge(const struct xlb_hc_config *vip,
@@ -237,7 +252,8 @@ int xlb_hc_reset_vip(struct xlb_instance *inst, __u32 vip_id)
 {
 	static const struct xlb_hc_config none;
 
-	return config_write(inst, NULL, xlb_hc_vip_key(vip_id), &none);
+	return config_write(inst, NULL, xlb_hc_vip_key(vip_id), &none,
+			    OP_HC_VIP_CONFIG, vip_id);
 }
 
 /* n zeroed values of size, written in one batch at keys. */
@@ -289,7 +305,8 @@ int xlb_hc_copy_vip(struct xlb_instance *inst, __u32 from, __u32 to)
 	struct xlb_hc_config c;
 
 	return xlb_hc_vip_read(inst, from, &c) ?:
-	       config_write(inst, NULL, xlb_hc_vip_key(to), &c);
+	       config_write(inst, NULL, xlb_hc_vip_key(to), &c,
+			    OP_HC_VIP_CONFIG, to);
 }
 
 int xlb_hc_copy_backend(struct xlb_instance *inst, __u32 from, __u32 to,
@@ -302,7 +319,8 @@ int xlb_hc_copy_backend(struct xlb_instance *inst, __u32 from, __u32 to,
 	if (!xlb_hc_present(inst))
 		return 0;
 	err = xlb_hc_backend_read(inst, from, &c) ?:
-	      config_write(inst, NULL, xlb_hc_backend_key(to), &c);
+	      config_write(inst, NULL, xlb_hc_backend_key(to), &c,
+			   OP_HC_BACKEND_CONFIG, to);
 	if (err)
 		return err;
 	if (bpf_map_lookup_elem(inst->hc_state_fd, &from, &s)) {

@@ -52,8 +52,8 @@ int xlb_hc_backend_read(const struct xlb_instance *inst, __u32 backend_id,
  * Write them when they differ from what the map holds (nothing to write:
  * 0), after what the command's first write owes (xlb_update_pending()).
  * Call under XLB_LOCK_WRITE (after xlb_update_begin()), after
- * xlb_hc_check(). Left out in the plan of
- * xlb_update_all_or_nothing(). Creates the maps when the instance lacks
+ * xlb_hc_check(). In a plan (st->planning), recorded for its commit,
+ * which writes what differs then. Creates the maps when the instance lacks
  * them and c is not all zero. Returns 0 or -errno after p_err().
  */
 int xlb_hc_vip_write(struct xlb_instance *inst, struct xlb_state *st,

@@ -389,7 +389,7 @@ static void *watch_swap(void *arg)
 }
 
 int xlb_map_install_table(int tables_fd, __u32 vip_id, int made_fd,
-			  const __u32 *slots, __u32 m, double *live_us)
+			  double *live_us)
 {
 	struct swap_watch w = { .tables_fd = tables_fd, .vip_id = vip_id };
 	pthread_t thread;
@@ -403,8 +403,7 @@ int xlb_map_install_table(int tables_fd, __u32 vip_id, int made_fd,
 	} else {
 		watching = false;
 	}
-	err = made_fd >= 0 ? xlb_table_install_fd(tables_fd, vip_id, made_fd) :
-			     xlb_table_install(tables_fd, vip_id, slots, m);
+	err = xlb_table_install_fd(tables_fd, vip_id, made_fd);
 	if (watching) {
 		w.stop = true;
 		pthread_join(thread, NULL);

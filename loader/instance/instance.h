@@ -13,12 +13,13 @@
  *   update.h       changes as transactions, in the order of a change:
  *     wants.c        what is asked for, checked against the state (pure)
  *     update.c       begin (finish what a kill left), the VIPs' steps, close
- *     plan.c         a change of many steps planned, then committed
- *     records.c      backend records and VIP keys, written in batches
- *     tables.c       a VIP's table: computed, made ahead, swapped in
+ *     records.c      backend records and VIP keys, in batches
+ *     tables.c       a VIP's table: computed, made ahead, its swap
  *     vip_sets.c     VIP filter, address set, settings: the first write
- *     change.h       what these share: struct xlb_change, the writes a
- *                    plan leaves out
+ *     writes.c       each write of a step, recorded in the plan
+ *     plan.c         the plan (the steps run once, on a copy), its commit
+ *                    (the recorded writes performed, in order)
+ *     change.h       what these share: struct xlb_change, struct xlb_plan
  *   neigh.h        the backends' next hops, after a change (its close)
  *   history.h      a stateless VIP's previous owners
  *   table_map.h    a VIP's table as an inner map, swapped atomically
@@ -117,8 +118,7 @@ int xlb_map_update_batch(int fd, const void *keys, const void *values,
 			 __u32 n);
 /*
  * Install a VIP's table (see table_map.h), counted as one write: made_fd,
- * made in advance (xlb_table_create()), or when it is -1 one made of
- * slots[0..m). The swap
+ * made in advance (xlb_table_create()); it stays the caller's. The swap
  * is live for packets the moment the kernel exchanges the outer entry, but
  * the update returns only after an RCU grace period (the kernel waits for
  * programs still running on the old table), milliseconds later. With
@@ -126,7 +126,7 @@ int xlb_map_update_batch(int fd, const void *keys, const void *values,
  * (xlb_now_us()) at which the new table was first seen there.
  */
 int xlb_map_install_table(int tables_fd, __u32 vip_id, int made_fd,
-			  const __u32 *slots, __u32 m, double *live_us);
+			  double *live_us);
 
 /* Microseconds since the process started (for -v timings). */
 double xlb_elapsed_us(void);

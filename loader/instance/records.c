@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * A change's writes of backend records, in batches, and of VIP keys
+ * A plan's writes of backend records, in batches, and of VIP keys
  * (change.h): the counters and health a new record starts from, the
  * records themselves in one syscall.
  */
@@ -15,7 +15,8 @@
 #include "update.h"
 
 /* A per-CPU counter made zero on every CPU. */
-int xlb_counter_zero(const struct xlb_state *st, int fd, __u32 id)
+int xlb_counter_zero(const struct xlb_state *st, int fd, const char *map,
+		     __u32 id)
 {
 	void *zeros;
 	int ncpu, err;
@@ -26,7 +27,8 @@ int xlb_counter_zero(const struct xlb_state *st, int fd, __u32 id)
 	zeros = calloc(ncpu, sizeof(struct xlb_counter));
 	if (!zeros)
 		return -ENOMEM;
-	err = map_update(st, fd, &id, zeros, 0);
+	err = xlb_plan_update(st, fd, map, &id, sizeof(id), zeros,
+			      ncpu * sizeof(struct xlb_counter), 0);
 	free(zeros);
 	return err;
 }
@@ -106,8 +108,7 @@ void xlb_batch_carry_health(struct xlb_state *st, __u32 old_vip)
 
 int xlb_batch_write(struct xlb_instance *inst, struct xlb_state *st)
 {
-	struct xlb_change *ch = st->change;
-	struct record_batch *batch = &ch->batch;
+	struct record_batch *batch = &st->change->batch;
 	__u32 i;
 	int err = 0;
 
@@ -115,32 +116,22 @@ int xlb_batch_write(struct xlb_instance *inst, struct xlb_state *st)
 	 * reset before the record can be reached. */
 	for (i = 0; i < batch->n_new && !err; i++)
 		err = xlb_counter_zero(st, inst->backend_stats_fd,
-				   batch->new_ids[i]);
-	if (err) {
-		p_err("cannot reset backend counters in %s/%s: %s", inst->dir,
-		      XLB_MAP_BACKEND_STATS, strerror(-err));
-		goto out;
-	}
+				       XLB_MAP_BACKEND_STATS, batch->new_ids[i]);
 	/* Its health settings and state too, or those carried over. */
-	if (!st->planning)
-		err = xlb_hc_reset_backends(inst, batch->new_ids,
-					    batch->n_new);
-	for (i = 0; i < batch->n_carry && !err && !st->planning; i++)
-		err = xlb_hc_copy_backend(inst, batch->carry_from[i],
-					  batch->carry_to[i], batch->carry_gen[i]);
-	if (err)
-		goto out;
-	if (batch->n)
-		err = map_update_batch(st, inst->backends_fd, batch->ids,
-				       batch->recs, batch->n);
+	if (!err && batch->n_new)
+		err = xlb_plan_hc(st, OP_HC_RESET_BACKENDS, 0, 0, 0,
+				  batch->new_ids, batch->n_new, NULL, 0);
+	for (i = 0; i < batch->n_carry && !err; i++)
+		err = xlb_plan_hc(st, OP_HC_COPY_BACKEND, batch->carry_from[i],
+				  batch->carry_to[i], batch->carry_gen[i], NULL,
+				  0, NULL, 0);
 	/* Their next hops are seen to when the command closes. */
-	ch->backends_written |= batch->n && !st->planning;
-	for (i = 0; i < batch->n_new && !st->planning; i++)
-		ch->backends_added[batch->new_ids[i]] = true;
-	if (err)
-		p_err("cannot write %u backend records in %s/%s: %s", batch->n,
-		      inst->dir, XLB_MAP_BACKENDS, strerror(-err));
-out:
+	if (!err && batch->n)
+		err = xlb_plan_update_batch(st, inst->backends_fd,
+					    XLB_MAP_BACKENDS, batch->ids,
+					    sizeof(batch->ids[0]), batch->recs,
+					    sizeof(batch->recs[0]), batch->n,
+					    batch->new_ids, batch->n_new);
 	batch->n = batch->n_new = batch->n_carry = 0;
 	return err;
 }
@@ -148,14 +139,8 @@ out:
 int xlb_vip_write(struct xlb_instance *inst, const struct xlb_state *st,
 		     const struct xlb_state_vip *v, __u64 flags)
 {
-	char name[XLB_VIP_STRLEN];
-	int err = map_update(st, inst->vips_fd, &v->key, &v->vip, flags);
-
-	if (err)
-		p_err("cannot write VIP %s in %s/%s: %s",
-		      xlb_vip_str(&v->key, name, sizeof(name)), inst->dir,
-		      XLB_MAP_VIPS, strerror(-err));
-	return err;
+	return xlb_plan_update(st, inst->vips_fd, XLB_MAP_VIPS, &v->key,
+			       sizeof(v->key), &v->vip, sizeof(v->vip), flags);
 }
 
 /* Free the records of vip_id: all of them, or those marked REMOVED. */

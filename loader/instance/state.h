@@ -40,7 +40,8 @@ struct xlb_state {
 	 * instance, a program `ip link` loaded afresh): rewritten, if it
 	 * differs, by the command's first write, as the seeds are. */
 	bool filter_pending;
-	/* The plan of a change (update.h): its writes are left out. */
+	/* The copy a change's plan runs on (update.h): its writes are
+	 * recorded for the commit. */
 	bool planning;
 	/* The change in progress, from xlb_update_begin() to
 	 * xlb_update_close() (update.c's; NULL in a state only read). */

@@ -125,11 +125,7 @@ int xlb_table_install(int tables_fd, __u32 vip_id, const __u32 *slots, __u32 m)
 int xlb_table_read_hist(int tables_fd, __u32 vip_id, __u32 **slots,
 			__u32 *m, struct xlb_history *h)
 {
-	struct bpf_map_info info = {};
-	__u32 info_len = sizeof(info);
-	__u32 inner_id, *copy, i, n, entries;
-	struct xlb_table_elem *mem;
-	bool hist;
+	__u32 inner_id;
 	int fd, err;
 
 	if (h)
@@ -139,22 +135,32 @@ int xlb_table_read_hist(int tables_fd, __u32 vip_id, __u32 **slots,
 	fd = bpf_map_get_fd_by_id(inner_id);
 	if (fd < 0)
 		return -errno;	/* -ENOENT: swapped out and freed meanwhile */
-	if (bpf_obj_get_info_by_fd(fd, &info, &info_len)) {
-		err = -errno;
-		goto cleanup;
-	}
+	err = xlb_table_read_fd(fd, slots, m, h);
+	close(fd);
+	return err;
+}
+
+int xlb_table_read_fd(int fd, __u32 **slots, __u32 *m, struct xlb_history *h)
+{
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info);
+	__u32 *copy, i, n, entries;
+	struct xlb_table_elem *mem;
+	bool hist;
+	int err;
+
+	if (h)
+		memset(h, 0, sizeof(*h));
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
+		return -errno;
 	if (info.type != BPF_MAP_TYPE_ARRAY ||
 	    info.value_size != sizeof(struct xlb_table_elem) ||
-	    !(info.map_flags & BPF_F_MMAPABLE) || info.max_entries < 2) {
-		err = -EINVAL;
-		goto cleanup;
-	}
+	    !(info.map_flags & BPF_F_MMAPABLE) || info.max_entries < 2)
+		return -EINVAL;
 	mem = mmap(NULL, table_bytes(info.max_entries), PROT_READ, MAP_SHARED,
 		   fd, 0);
-	if (mem == MAP_FAILED) {
-		err = -errno;
-		goto cleanup;
-	}
+	if (mem == MAP_FAILED)
+		return -errno;
 	/* M from the header, which must agree with the array's size. */
 	n = mem[0].id[0] | (__u32)mem[0].id[1] << 16;
 	hist = mem[0].id[2] == XLB_TABLE_F_HISTORY;
@@ -195,8 +201,6 @@ int xlb_table_read_hist(int tables_fd, __u32 vip_id, __u32 **slots,
 			xlb_history_free(h);
 	}
 	munmap(mem, table_bytes(info.max_entries));
-cleanup:
-	close(fd);
 	return err;
 }
 

@@ -51,6 +51,8 @@ int xlb_table_read(int tables_fd, __u32 vip_id, __u32 **slots, __u32 *m);
  * it has none; the caller frees it with xlb_history_free(). */
 int xlb_table_read_hist(int tables_fd, __u32 vip_id, __u32 **slots,
 			__u32 *m, struct xlb_history *h);
+/* The same of the inner map fd (one xlb_table_create*() made). */
+int xlb_table_read_fd(int fd, __u32 **slots, __u32 *m, struct xlb_history *h);
 
 /* xlb_table_remove - drop vip_id's table (no-op when it has none).
  * Returns 0 or -errno. */

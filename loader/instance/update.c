@@ -2,8 +2,8 @@
 /*
  * Changing an instance in a kill-safe order (see update.h): a command's
  * begin (what a kill left, finished) and close (the next hops), and the
- * steps of a VIP (build, modify, remove, health). A change of many steps
- * is planned, then committed, in plan.c.
+ * steps of a VIP (build, modify, remove, health), each run in a plan
+ * (plan.c) that its commit performs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,9 +43,9 @@ static int finish_vip(struct xlb_instance *inst, struct xlb_state *st,
 {
 	char name[XLB_VIP_STRLEN];
 
-	p_info("xlb: %s: finishing a change that was interrupted",
-	       xlb_vip_str(&v->key, name, sizeof(name)));
-	return vip_commit(inst, st, v);
+	return xlb_plan_note(st, "xlb: %s: finishing a change that was interrupted",
+			     xlb_vip_str(&v->key, name, sizeof(name))) ?:
+	       vip_commit(inst, st, v);
 }
 
 /* Leftovers of interrupted commands: records and tables of ids no VIP
@@ -75,12 +75,9 @@ static int free_leftovers(struct xlb_instance *inst, struct xlb_state *st)
 	for (i = 0; i < XLB_MAX_VIPS; i++) {
 		if (held[i] || bpf_map_lookup_elem(inst->tables_fd, &i, &inner_id))
 			continue;
-		err = xlb_map_delete(inst->tables_fd, &i);
-		if (err && err != -ENOENT) {
-			p_err("cannot delete table %u in %s/%s: %s", i,
-			      inst->dir, XLB_MAP_TABLES, strerror(-err));
+		err = xlb_vip_table_delete(inst, st, i);
+		if (err)
 			return err;
-		}
 	}
 	return 0;
 }
@@ -93,11 +90,10 @@ static int history_expire(struct xlb_instance *inst, struct xlb_state *st,
 	struct xlb_history h;
 	__u32 *slots, m;
 	bool stale;
-	int err;
 
 	if (v->corrupt[0] || !(v->vip.flags & XLB_VIP_F_STATELESS))
 		return 0;
-	if (xlb_table_read_hist(inst->tables_fd, v->vip.id, &slots, &m, &h))
+	if (xlb_vip_table_read(inst, st, v->vip.id, &slots, &m, &h))
 		return 0;
 	stale = m == v->vip.table_size &&
 		xlb_history_stale(st, v->vip.id, &h, slots, xlb_history_now(),
@@ -106,8 +102,28 @@ static int history_expire(struct xlb_instance *inst, struct xlb_state *st,
 	xlb_history_free(&h);
 	if (!stale)
 		return 0;
-	err = xlb_vip_table_install(inst, st, &v->key, v->vip.id, v->vip.table_size,
-			    v->vip.flags);
+	return xlb_vip_table_install(inst, st, &v->key, v->vip.id,
+				     v->vip.table_size, v->vip.flags);
+}
+
+/* What a kill left, finished: DIRTY VIPs, leftovers, expired history. */
+static int repair(struct xlb_instance *inst, struct xlb_state *st, void *arg)
+{
+	__u32 i;
+	int err;
+
+	(void)arg;
+	for (i = 0; i < st->n_vips; i++) {
+		if (st->vips[i].corrupt[0] ||
+		    !(st->vips[i].vip.flags & XLB_VIP_F_DIRTY))
+			continue;
+		err = finish_vip(inst, st, &st->vips[i]);
+		if (err)
+			return err;
+	}
+	err = free_leftovers(inst, st);
+	for (i = 0; i < st->n_vips && !err; i++)
+		err = history_expire(inst, st, &st->vips[i]);
 	return err;
 }
 
@@ -163,25 +179,12 @@ int xlb_update_begin(struct xlb_instance *inst, struct xlb_state **out,
 		xlb_state_free(st);
 		return -ENOMEM;
 	}
-	for (i = 0; i < st->n_vips; i++) {
-		if (st->vips[i].corrupt[0]) {
+	for (i = 0; i < st->n_vips; i++)
+		if (st->vips[i].corrupt[0])
 			xlb_state_vip_corrupt_note(&st->vips[i]);
-			continue;
-		}
-		if (!(st->vips[i].vip.flags & XLB_VIP_F_DIRTY))
-			continue;
-		err = finish_vip(inst, st, &st->vips[i]);
-		if (err)
-			goto fail;
-	}
-	err = free_leftovers(inst, st);
+	err = xlb_update_all_or_nothing(inst, st, repair, NULL);
 	if (err)
 		goto fail;
-	for (i = 0; i < st->n_vips; i++) {
-		err = history_expire(inst, st, &st->vips[i]);
-		if (err)
-			goto fail;
-	}
 	st->filter_pending = true;
 	err = first_use(st, seed_given);
 	if (err)
@@ -238,16 +241,13 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 	nv.vip.id = id;
 	nv.vip.table_size = m;
 	nv.vip.flags = mode;
-	err = xlb_counter_zero(st, inst->vip_stats_fd, id);
-	if (err) {
-		p_err("cannot reset counters of VIP id %d: %s", id,
-		      strerror(-err));
-		return err;
-	}
-	/* Health settings: those of the VIP it replaces, or none. */
-	if (!st->planning)
-		err = old ? xlb_hc_copy_vip(inst, old->vip.id, id) :
-			    xlb_hc_reset_vip(inst, id);
+	/* Its counters from zero; its health settings those of the VIP it
+	 * replaces, or none. */
+	err = xlb_counter_zero(st, inst->vip_stats_fd, XLB_MAP_VIP_STATS, id) ?:
+	      (old ? xlb_plan_hc(st, OP_HC_COPY_VIP, old->vip.id, id, 0, NULL,
+				 0, NULL, 0) :
+		     xlb_plan_hc(st, OP_HC_RESET_VIP, id, 0, 0, NULL, 0, NULL,
+				 0));
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
@@ -287,13 +287,8 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 		if (err)
 			return err;
 	}
-	err = map_delete(st, inst->tables_fd, &old_id);
-	if (err && err != -ENOENT) {
-		p_err("cannot delete table %u in %s/%s: %s", old_id, inst->dir,
-		      XLB_MAP_TABLES, strerror(-err));
-		return err;
-	}
-	return xlb_backends_free_of(inst, st, old_id, false);
+	return xlb_vip_table_delete(inst, st, old_id) ?:
+	       xlb_backends_free_of(inst, st, old_id, false);
 }
 
 /* Same table size: write only the records that change, then the table.
@@ -346,9 +341,16 @@ static int vip_modify(struct xlb_instance *inst, struct xlb_state *st,
 	return vip_commit(inst, st, v);
 }
 
-int xlb_backends_set_health(struct xlb_instance *inst, struct xlb_state *st,
-			    const struct xlb_health_change *ch, size_t n)
+struct health_arg {
+	const struct xlb_health_change *ch;
+	size_t n;
+};
+
+static int set_health(struct xlb_instance *inst, struct xlb_state *st,
+		      void *arg)
 {
+	const struct xlb_health_change *ch = ((struct health_arg *)arg)->ch;
+	size_t n = ((struct health_arg *)arg)->n;
 	struct xlb_state_vip *v;
 	struct xlb_backend b;
 	bool *dirty = NULL;
@@ -411,6 +413,16 @@ int xlb_backends_set_health(struct xlb_instance *inst, struct xlb_state *st,
 	return err;
 }
 
+int xlb_backends_set_health(struct xlb_instance *inst, struct xlb_state *st,
+			    const struct xlb_health_change *ch, size_t n)
+{
+	struct health_arg a = { .ch = ch, .n = n };
+
+	if (!change_of(st))
+		return -EINVAL;
+	return xlb_update_step(inst, st, set_health, &a);
+}
+
 int xlb_backend_set_health(struct xlb_instance *inst, struct xlb_state *st,
 			   __u32 id, bool down, bool evict)
 {
@@ -421,13 +433,14 @@ int xlb_backend_set_health(struct xlb_instance *inst, struct xlb_state *st,
 
 /* Is h the live table's history of v? */
 static bool history_is(const struct xlb_instance *inst,
-		       const struct xlb_state_vip *v, const struct xlb_history *h)
+		       const struct xlb_state *st, const struct xlb_state_vip *v,
+		       const struct xlb_history *h)
 {
 	struct xlb_history live;
 	__u32 *slots, m;
 	bool same;
 
-	if (xlb_table_read_hist(inst->tables_fd, v->vip.id, &slots, &m, &live))
+	if (xlb_vip_table_read(inst, st, v->vip.id, &slots, &m, &live))
 		return false;
 	xlb_history_sort(&live);
 	same = xlb_history_equal(&live, h);
@@ -474,38 +487,43 @@ static int free_replaced_first(struct xlb_instance *inst, struct xlb_state *st,
 			kept[nk].weight = st->backends[id].weight;
 		nk++;
 	}
-	if (!st->planning)
-		p_info("xlb: %s: the records of the backends it removes are freed first, to make room for those it adds: for a moment it has only the %zu it keeps",
-		       xlb_vip_str(&v->key, name, sizeof(name)), nk);
-	err = vip_modify(inst, st, v, v->vip.flags & XLB_VIP_F_MODE, kept, nk);
+	err = xlb_plan_note(st, "xlb: %s: the records of the backends it removes are freed first, to make room for those it adds: for a moment it has only the %zu it keeps",
+			    xlb_vip_str(&v->key, name, sizeof(name)), nk) ?:
+	      vip_modify(inst, st, v, v->vip.flags & XLB_VIP_F_MODE, kept, nk);
 	free(kept);
 	return err;
 }
 
-int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
-			  const struct xlb_vip_key *key, __u32 m, __u32 mode,
-			  const struct xlb_history *hist,
-			  const struct xlb_want *want, size_t n)
+static int vip_remove(struct xlb_instance *inst, struct xlb_state *st,
+		      const struct xlb_vip_key *key);
+
+struct converge_arg {
+	const struct xlb_vip_key *key;
+	__u32 m, mode;
+	const struct xlb_history *hist;
+	const struct xlb_want *want;
+	size_t n;
+};
+
+static int converge(struct xlb_instance *inst, struct xlb_state *st,
+		    void *arg)
 {
-	struct xlb_change *ch = change_of(st);
+	const struct converge_arg *a = arg;
+	const struct xlb_vip_key *key = a->key;
+	const struct xlb_history *hist = a->hist;
+	const struct xlb_want *want = a->want;
+	__u32 m = a->m, mode = a->mode;
+	struct xlb_change *ch = st->change;
 	struct xlb_state_vip *v;
 	struct xlb_vip_diff d;
+	size_t n = a->n;
 	bool same;
 	int err;
-
-	if (!ch)
-		return -EINVAL;
-	if (mode & ~XLB_VIP_F_MODE ||
-	    (mode & XLB_VIP_F_STATELESS && !(mode & XLB_VIP_F_GUE)) ||
-	    (hist && hist->m != m))
-		return -EINVAL;
-	if (!(mode & XLB_VIP_F_STATELESS))
-		hist = NULL;
 	v = xlb_state_vip_find(st, key);
 	if (v && v->corrupt[0]) {
 		/* Made anew, with an id of its own: nothing of the corrupt
 		 * record can be trusted. */
-		err = xlb_vip_remove(inst, st, key);
+		err = vip_remove(inst, st, key);
 		ch->given_history = hist;
 		err = err ?: vip_build(inst, st, key, m, mode, want, n);
 		ch->given_history = NULL;
@@ -520,13 +538,11 @@ int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
 		d.adds = n;
 	same = !d.rebuild && !d.adds && !d.reweights && !d.removes &&
 	       (v->vip.flags & XLB_VIP_F_MODE) == mode;
-	if (same && (!hist || history_is(inst, v, hist)))
+	if (same && (!hist || history_is(inst, st, v, hist)))
 		return 0;
-	/* Room for the next hops of the backends it adds, before its first
-	 * write; a change of several steps is checked whole. */
-	err = st->planning || (ch->plan && ch->plan->whole) ? 0 :
-	      xlb_neigh_check(inst, st, NULL, want, n);
-	err = err ?: xlb_update_pending(inst, st);
+	/* Room for the next hops of the backends it adds is checked on the
+	 * whole plan (plan.c). */
+	err = xlb_update_pending(inst, st);
 	if (err)
 		return err;
 	if (v && d.adds > xlb_backend_ids_free(st)) {
@@ -545,6 +561,25 @@ int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
 	return err;
 }
 
+int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
+			  const struct xlb_vip_key *key, __u32 m, __u32 mode,
+			  const struct xlb_history *hist,
+			  const struct xlb_want *want, size_t n)
+{
+	struct converge_arg a = {
+		.key = key, .m = m, .mode = mode, .want = want, .n = n,
+		.hist = mode & XLB_VIP_F_STATELESS ? hist : NULL,
+	};
+
+	if (!change_of(st))
+		return -EINVAL;
+	if (mode & ~XLB_VIP_F_MODE ||
+	    (mode & XLB_VIP_F_STATELESS && !(mode & XLB_VIP_F_GUE)) ||
+	    (hist && hist->m != m))
+		return -EINVAL;
+	return xlb_update_step(inst, st, converge, &a);
+}
+
 int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
 		     const struct xlb_vip_key *key, __u32 m,
 		     const struct xlb_want *want, size_t n)
@@ -557,17 +592,14 @@ int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
 				     want, n);
 }
 
-int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
-		   const struct xlb_vip_key *key)
+static int vip_remove(struct xlb_instance *inst, struct xlb_state *st,
+		      const struct xlb_vip_key *key)
 {
 	struct xlb_state_vip *v = xlb_state_vip_find(st, key);
 	char name[XLB_VIP_STRLEN];
 	bool corrupt;
 	__u32 id;
 	int err;
-
-	if (!change_of(st))
-		return -EINVAL;
 
 	xlb_vip_str(key, name, sizeof(name));
 	if (!v) {
@@ -582,12 +614,10 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 	err = xlb_vip_addrs_sync(inst, st, key);
 	if (err)
 		return err;
-	err = map_delete(st, inst->vips_fd, key);
-	if (err) {
-		p_err("cannot delete VIP %s from %s/%s: %s", name, inst->dir,
-		      XLB_MAP_VIPS, strerror(-err));
+	err = xlb_plan_delete(st, inst->vips_fd, XLB_MAP_VIPS, key,
+			      sizeof(*key), false);
+	if (err)
 		return err;
-	}
 	xlb_state_vip_erase(st, key);
 	err = xlb_vip_filter_sync(inst, st, NULL, 0);
 	/* A corrupt record's id may be out of range or another VIP's: the
@@ -595,11 +625,20 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 	 * leftovers by the next change. */
 	if (err || corrupt)
 		return err;
-	err = map_delete(st, inst->tables_fd, &id);
-	if (err && err != -ENOENT) {
-		p_err("cannot delete table %u in %s/%s: %s", id, inst->dir,
-		      XLB_MAP_TABLES, strerror(-err));
-		return err;
-	}
-	return xlb_backends_free_of(inst, st, id, false);
+	return xlb_vip_table_delete(inst, st, id) ?:
+	       xlb_backends_free_of(inst, st, id, false);
+}
+
+static int remove_step(struct xlb_instance *inst, struct xlb_state *st,
+		       void *arg)
+{
+	return vip_remove(inst, st, arg);
+}
+
+int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
+		   const struct xlb_vip_key *key)
+{
+	if (!change_of(st))
+		return -EINVAL;
+	return xlb_update_step(inst, st, remove_step, (void *)key);
 }

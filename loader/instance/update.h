@@ -111,24 +111,29 @@ int xlb_vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 		   const struct xlb_vip_key *key);
 
 /*
- * A change of several steps (xlb apply: settings, deletions, VIPs) planned
- * whole, then committed. change() is run first as the plan: on a copy of
- * the state (st->planning) where every write is left out and every check
- * made, and each table it would install is computed and made as an inner
- * map (xlb_table_create()), all held at once in the change (change.h).
- * Then, only if the plan succeeded, the commit: change() on st itself,
- * where each install swaps in the map the plan made for it. A plan that
- * fails leaves st and the instance as they were, ready for another
- * change. Running out of memory, of file descriptors, of VIP or backend ids
- * thus stops the change before it has written anything. The price: the
- * old tables and all the new ones are in memory together, where one
- * step at a time frees each old table after its swap.
- * change() calls the functions of this header only (xlb_config_write,
- * xlb_vip_remove, xlb_vip_converge), twice with the same steps; it must
- * print nothing else (it runs twice). What can still fail midway is a map
- * write refused for another reason, or a kill: the next command repairs
- * as after any interrupted change (a DIRTY VIP is finished, leftovers
- * freed), and the same apply again converges the rest.
+ * Every change is planned, then committed. The plan runs change() once,
+ * on a copy of the state (st->planning): each step computes what it
+ * changes and makes every check that can fail, each table it installs is
+ * computed and made as an inner map (xlb_table_create()), and each write
+ * is recorded, with its bytes, in the plan (change.h); nothing of the
+ * instance changes. Then, only if the plan succeeded, the commit performs
+ * the recorded writes in their order (the kill-safe order above), and st
+ * becomes the state the plan left. A plan that fails leaves st and the
+ * instance as they were, ready for another change. Running out of
+ * memory, of file descriptors, of VIP or backend ids, of room for the
+ * backends' neighbour entries thus stops the change before it has
+ * written anything. The price: the old tables and all the new ones are in
+ * memory together, where one step at a time frees each old table after
+ * its swap.
+ * The steps of this header (xlb_config_write, xlb_vip_remove,
+ * xlb_vip_converge*, xlb_backend*_set_health, xlb_update_pending) are
+ * so alone, each a change of its own; within change() they are steps of
+ * its plan. change() must print nothing but errors (a note for the
+ * commit to print goes in the plan). What can still fail midway is a map
+ * write refused for another reason, or a kill: st is read again from the
+ * maps, the next command repairs as after any interrupted change (a
+ * DIRTY VIP is finished, leftovers freed), and the same change again
+ * converges the rest.
  * Returns 0 or -errno after p_err().
  */
 typedef int (*xlb_change_fn)(struct xlb_instance *inst, struct xlb_state *st,
@@ -141,10 +146,10 @@ int xlb_update_all_or_nothing(struct xlb_instance *inst, struct xlb_state *st,
  * the plan as a value: xlb_update_plan() runs change() as the plan and
  * gives *plan (NULL on error, when nothing was written and st is as it
  * was: another change, or the same one again, may follow);
- * xlb_update_commit() runs it again on st, the state it was planned on,
- * unchanged since; xlb_plan_free() releases the tables it made, committed
- * or not (a plan never committed is a dry run). Return 0 or -errno after
- * p_err().
+ * xlb_update_commit() performs its writes on st, the state it was planned
+ * on, unchanged since, once; xlb_plan_free() releases the tables it made,
+ * committed or not (a plan never committed is a dry run). Return 0 or
+ * -errno after p_err().
  */
 struct xlb_plan;
 int xlb_update_plan(struct xlb_instance *inst, struct xlb_state *st,
@@ -190,10 +195,6 @@ struct xlb_health_change {
  */
 int xlb_backends_set_health(struct xlb_instance *inst, struct xlb_state *st,
 			    const struct xlb_health_change *ch, size_t n);
-
-/* st is the plan of an xlb_update_all_or_nothing() change, where every
- * write is left out (hc_store.h's too). */
-bool xlb_update_planning(const struct xlb_state *st);
 
 /* Write the settings (one update) when they differ from the state's. */
 int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,

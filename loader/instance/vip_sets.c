@@ -3,8 +3,8 @@
  * What a change keeps in step with its VIPs besides their keys: the VIP
  * filter and the set of VIP addresses (both read by the datapath before
  * any VIP lookup), and the settings, with what a command's first write
- * owes (xlb_update_pending()). Written through change.h, so that a plan
- * writes none of it.
+ * owes (xlb_update_pending()). Recorded in the plan (change.h), which
+ * keeps the filter and the set as it leaves them, for its next step.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,6 +24,45 @@ static struct xlb_vip_key addr_key(const struct xlb_vip_key *vip)
 	return k;
 }
 
+/* The address set as the plan has left it so far: the kernel's, read
+ * at first use, with the plan's writes. */
+static int addrs_known(const struct xlb_instance *inst, struct xlb_plan *plan)
+{
+	struct xlb_vip_key k, next, *prev = NULL;
+	struct xlb_vip_addr have;
+
+	if (plan->addrs_known)
+		return 0;
+	plan->addrs = calloc(XLB_MAX_VIPS, sizeof(*plan->addrs));
+	plan->addr_vips = calloc(XLB_MAX_VIPS, sizeof(*plan->addr_vips));
+	if (!plan->addrs || !plan->addr_vips) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	while (plan->n_addrs < XLB_MAX_VIPS &&
+	       !bpf_map_get_next_key(inst->vip_addrs_fd, prev, &next)) {
+		/* One deleted meanwhile counts as absent (0 VIPs). */
+		if (bpf_map_lookup_elem(inst->vip_addrs_fd, &next, &have))
+			have.vips = 0;
+		plan->addrs[plan->n_addrs] = next;
+		plan->addr_vips[plan->n_addrs++] = have.vips;
+		k = next;
+		prev = &k;
+	}
+	plan->addrs_known = true;
+	return 0;
+}
+
+static __u32 addr_at(const struct xlb_plan *plan, const struct xlb_vip_key *k)
+{
+	__u32 i;
+
+	for (i = 0; i < plan->n_addrs && memcmp(&plan->addrs[i], k, sizeof(*k));
+	     i++)
+		;
+	return i;
+}
+
 /*
  * Make xlb_vip_addrs hold the addresses of st's VIPs but skip (a VIP about
  * to be deleted; NULL: none), each with its number of VIPs, writing only
@@ -35,17 +74,22 @@ static struct xlb_vip_key addr_key(const struct xlb_vip_key *vip)
 int xlb_vip_addrs_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		      const struct xlb_vip_key *skip)
 {
-	struct xlb_vip_key *want, *stale, k, next, *prev = NULL;
-	struct xlb_vip_addr *count, have;
-	__u32 i, j, n = 0, n_stale = 0;
+	struct xlb_plan *plan = plan_of(st);
+	struct xlb_vip_key *want, k;
+	struct xlb_vip_addr *count;
+	__u32 i, j, n = 0;
 	int err = 0;
 
+	if (!plan)
+		return -EINVAL;
 	if (inst->vip_addrs_fd < 0)
 		return 0;
+	err = addrs_known(inst, plan);
+	if (err)
+		return err;
 	want = calloc(XLB_MAX_VIPS, sizeof(*want));
-	stale = calloc(XLB_MAX_VIPS, sizeof(*stale));
 	count = calloc(XLB_MAX_VIPS, sizeof(*count));
-	if (!want || !stale || !count) {
+	if (!want || !count) {
 		p_err("out of memory");
 		err = -ENOMEM;
 		goto out;
@@ -63,32 +107,36 @@ int xlb_vip_addrs_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		count[j].vips++;
 	}
 	for (i = 0; i < n && !err; i++) {
-		if (!bpf_map_lookup_elem(inst->vip_addrs_fd, &want[i], &have) &&
-		    have.vips == count[i].vips)
+		j = addr_at(plan, &want[i]);
+		if (j < plan->n_addrs && plan->addr_vips[j] == count[i].vips)
 			continue;
-		err = map_update(st, inst->vip_addrs_fd, &want[i], &count[i],
-				 0);
+		err = xlb_plan_update(st, inst->vip_addrs_fd, XLB_MAP_VIP_ADDRS,
+				      &want[i], sizeof(want[i]), &count[i],
+				      sizeof(count[i]), 0);
+		if (err || j == XLB_MAX_VIPS)
+			continue;
+		if (j == plan->n_addrs)
+			plan->addrs[plan->n_addrs++] = want[i];
+		plan->addr_vips[j] = count[i].vips;
 	}
-	while (!err && n_stale < XLB_MAX_VIPS &&
-	       !bpf_map_get_next_key(inst->vip_addrs_fd, prev, &next)) {
-		for (j = 0; j < n && memcmp(&want[j], &next, sizeof(next)); j++)
+	/* Then the addresses no VIP has any more. */
+	for (i = 0; i < plan->n_addrs && !err;) {
+		for (j = 0; j < n && memcmp(&want[j], &plan->addrs[i],
+					    sizeof(want[j])); j++)
 			;
-		if (j == n)
-			stale[n_stale++] = next;
-		k = next;
-		prev = &k;
+		if (j < n) {
+			i++;
+			continue;
+		}
+		err = xlb_plan_delete(st, inst->vip_addrs_fd, XLB_MAP_VIP_ADDRS,
+				      &plan->addrs[i], sizeof(plan->addrs[i]),
+				      true);
+		plan->n_addrs--;
+		plan->addrs[i] = plan->addrs[plan->n_addrs];
+		plan->addr_vips[i] = plan->addr_vips[plan->n_addrs];
 	}
-	for (i = 0; i < n_stale && !err; i++) {
-		err = map_delete(st, inst->vip_addrs_fd, &stale[i]);
-		if (err == -ENOENT)
-			err = 0;
-	}
-	if (err)
-		p_err("cannot write %s/%s: %s", inst->dir, XLB_MAP_VIP_ADDRS,
-		      strerror(-err));
 out:
 	free(want);
-	free(stale);
 	free(count);
 	return err;
 }
@@ -105,11 +153,14 @@ int xlb_vip_filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		       const struct xlb_vip_key *extra, __u32 extra_flags)
 {
 	struct xlb_vip_filter *want = NULL, *have = NULL;
+	struct xlb_plan *plan = plan_of(st);
 	const struct xlb_vip_key *key;
 	struct xlb_vip_key addr;
 	__u32 zero = 0, i, bit;
 	int err = 0;
 
+	if (!plan)
+		return -EINVAL;
 	if (inst->vip_filter_fd < 0)
 		return 0;
 	/* A VIP about to be inserted gets its address after its key. */
@@ -145,22 +196,32 @@ int xlb_vip_filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		bit = xlb_vip_filter_bit(addr.addr, 0, 0, addr.family);
 		want->bits[bit / 64] |= 1ULL << (bit % 64);
 	}
-	if (!bpf_map_lookup_elem(inst->vip_filter_fd, &zero, have) &&
-	    !memcmp(want, have, sizeof(*want)))
+	/* Compared with the filter as the plan leaves it so far. */
+	if (!plan->filter_known) {
+		plan->filter = have;
+		have = NULL;
+		plan->filter_known = true;
+		if (bpf_map_lookup_elem(inst->vip_filter_fd, &zero,
+					plan->filter))
+			/* Unreadable: written whatever it holds. */
+			plan->filter->ready = ~want->ready;
+	}
+	if (!memcmp(want, plan->filter, sizeof(*want)))
 		goto out;
-	err = map_update(st, inst->vip_filter_fd, &zero, want, 0);
-	if (err)
-		p_err("cannot write %s/%s: %s", inst->dir, XLB_MAP_VIP_FILTER,
-		      strerror(-err));
+	err = xlb_plan_update(st, inst->vip_filter_fd, XLB_MAP_VIP_FILTER,
+			      &zero, sizeof(zero), want, sizeof(*want), 0);
+	if (!err)
+		memcpy(plan->filter, want, sizeof(*want));
 out:
 	free(want);
 	free(have);
 	return err;
 }
 
-int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
-		     const struct xlb_config *cfg)
+static int config_write(struct xlb_instance *inst, struct xlb_state *st,
+			void *arg)
 {
+	const struct xlb_config *cfg = arg;
 	__u32 zero = 0;
 	int err;
 
@@ -172,28 +233,49 @@ int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
 			return err;
 		st->filter_pending = false;
 	}
-	err = map_update(st, inst->config_fd, &zero, cfg, 0);
-	if (err) {
-		p_err("cannot write %s/%s: %s", inst->dir, XLB_MAP_CONFIG,
-		      strerror(-err));
+	err = xlb_plan_update(st, inst->config_fd, XLB_MAP_CONFIG, &zero,
+			      sizeof(zero), cfg, sizeof(*cfg), 0);
+	if (err)
 		return err;
-	}
 	st->config = *cfg;
 	st->seeds_pending = false;
 	return 0;
 }
 
-/* Before the first write of a command, and only if it makes one. */
-int xlb_update_pending(struct xlb_instance *inst, struct xlb_state *st)
+int xlb_config_write(struct xlb_instance *inst, struct xlb_state *st,
+		     const struct xlb_config *cfg)
+{
+	struct xlb_config c = *cfg;
+
+	if (!change_of(st))
+		return -EINVAL;
+	/* Nothing to write: no change at all. */
+	if (!memcmp(cfg, &st->config, sizeof(*cfg)) && !st->seeds_pending)
+		return 0;
+	return xlb_update_step(inst, st, config_write, &c);
+}
+
+static int pending(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 {
 	struct xlb_config cfg = st->config;
 	int err;
 
+	(void)arg;
 	if (st->filter_pending) {
 		err = xlb_vip_filter_sync(inst, st, NULL, 0);
 		if (err)
 			return err;
 		st->filter_pending = false;
 	}
-	return st->seeds_pending ? xlb_config_write(inst, st, &cfg) : 0;
+	return st->seeds_pending ? config_write(inst, st, &cfg) : 0;
+}
+
+/* Before the first write of a command, and only if it makes one. */
+int xlb_update_pending(struct xlb_instance *inst, struct xlb_state *st)
+{
+	if (!change_of(st))
+		return -EINVAL;
+	if (!st->filter_pending && !st->seeds_pending)
+		return 0;
+	return xlb_update_step(inst, st, pending, NULL);
 }
