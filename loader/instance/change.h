@@ -66,6 +66,7 @@ struct change_op {
 	__u32 *ids;		/* new backends of a records batch; hc ids */
 	__u32 n_ids;
 	char *note;
+	char what[64];		/* what it writes, for the commit's error */
 };
 
 /* The tables of the VIP ids as a plan leaves them so far. */
@@ -165,6 +166,10 @@ int xlb_plan_hc(const struct xlb_state *st, enum change_op_kind kind,
 		__u32 a, __u32 b, __u32 c, const __u32 *ids, __u32 n,
 		const void *config, size_t config_size);
 int xlb_plan_note(const struct xlb_state *st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Name what the last write recorded writes ("VIP 192.0.2.10:80/tcp"),
+ * for the commit's error should it fail. Returns 0. */
+int xlb_plan_what(const struct xlb_state *st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void xlb_plan_ops_free(struct xlb_plan *plan);
 

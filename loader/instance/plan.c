@@ -61,7 +61,7 @@ int xlb_update_plan(struct xlb_instance *inst, struct xlb_state *st,
 		    xlb_change_fn change, void *arg, struct xlb_plan **out)
 {
 	struct xlb_change *ch = change_of(st);
-	struct xlb_plan *plan, *outer;
+	struct xlb_plan *plan;
 	struct xlb_state *copy;
 	size_t i;
 	int err;
@@ -69,7 +69,10 @@ int xlb_update_plan(struct xlb_instance *inst, struct xlb_state *st,
 	*out = NULL;
 	if (!ch)
 		return -EINVAL;
-	if (st->planning) {
+	/* One plan at a time on a change: a step of the plan must run in
+	 * it, not make one of its own on the state (it would write during
+	 * the plan, and the plan's commit undo it in the state). */
+	if (st->planning || ch->plan) {
 		p_err("a plan is made on a state, not on another plan");
 		return -EINVAL;
 	}
@@ -88,12 +91,9 @@ int xlb_update_plan(struct xlb_instance *inst, struct xlb_state *st,
 		plan->table_of[i] = TABLE_AS_LIVE;
 	memcpy(copy, st, sizeof(*copy));
 	copy->planning = true;
-	/* A plan made within another's step (another instance's change
-	 * runs inside it) leaves that one as it was. */
-	outer = ch->plan;
 	ch->plan = plan;
 	err = change(inst, copy, arg);
-	ch->plan = outer;
+	ch->plan = NULL;
 	ch->batch.n = ch->batch.n_new = ch->batch.n_carry = 0;
 	/* The host's neighbour tables have room for the next hops of the
 	 * backends the plan adds. */
@@ -165,7 +165,7 @@ static int op_do(struct xlb_instance *inst, struct xlb_change *ch,
 			ch->backends_added[op->ids[i]] = true;
 		break;
 	case OP_DELETE:
-		what = "delete from";
+		what = op->what[0] ? "delete" : "delete from";
 		err = xlb_map_delete(op->fd, op->key);
 		if (err == -ENOENT && op->ok_missing)
 			err = 0;
@@ -190,7 +190,10 @@ static int op_do(struct xlb_instance *inst, struct xlb_change *ch,
 	default:
 		return -EINVAL;
 	}
-	if (err)
+	if (err && op->what[0])
+		p_err("cannot %s %s in %s/%s: %s", what, op->what, inst->dir,
+		      op->map, strerror(-err));
+	else if (err)
 		p_err("cannot %s %s/%s: %s", what, inst->dir, op->map,
 		      strerror(-err));
 	return err;
@@ -206,10 +209,19 @@ static void state_reread(const struct xlb_instance *inst,
 {
 	struct xlb_state *now;
 
-	if (xlb_state_read(inst, &now))
+	if (xlb_state_read(inst, &now)) {
+		p_err("the state of %s is not known after the failed write: the next command reads it again",
+		      inst->dir);
 		return;
-	if (!st->seeds_pending)
+	}
+	/* Seeds drawn and not written stay, to be written first. */
+	if (!st->seeds_pending ||
+	    (!memcmp(now->config.hash_key, st->config.hash_key,
+		     sizeof(st->config.hash_key)) &&
+	     now->config.ct_seed == st->config.ct_seed)) {
 		st->config = now->config;
+		st->seeds_pending = false;
+	}
 	st->n_vips = now->n_vips;
 	memcpy(st->vips, now->vips, sizeof(st->vips));
 	memcpy(st->backends, now->backends, sizeof(st->backends));

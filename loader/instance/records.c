@@ -22,13 +22,18 @@ int xlb_counter_zero(const struct xlb_state *st, int fd, const char *map,
 	int ncpu, err;
 
 	ncpu = libbpf_num_possible_cpus();
-	if (ncpu < 0)
+	if (ncpu < 0) {
+		p_err("cannot count the CPUs for %s: %s", map, strerror(-ncpu));
 		return ncpu;
+	}
 	zeros = calloc(ncpu, sizeof(struct xlb_counter));
-	if (!zeros)
+	if (!zeros) {
+		p_err("out of memory");
 		return -ENOMEM;
+	}
 	err = xlb_plan_update(st, fd, map, &id, sizeof(id), zeros,
-			      ncpu * sizeof(struct xlb_counter), 0);
+			      ncpu * sizeof(struct xlb_counter), 0) ?:
+	      xlb_plan_what(st, "the counters of id %u", id);
 	free(zeros);
 	return err;
 }
@@ -131,7 +136,8 @@ int xlb_batch_write(struct xlb_instance *inst, struct xlb_state *st)
 					    XLB_MAP_BACKENDS, batch->ids,
 					    sizeof(batch->ids[0]), batch->recs,
 					    sizeof(batch->recs[0]), batch->n,
-					    batch->new_ids, batch->n_new);
+					    batch->new_ids, batch->n_new) ?:
+		      xlb_plan_what(st, "%u backend records", batch->n);
 	batch->n = batch->n_new = batch->n_carry = 0;
 	return err;
 }
@@ -139,8 +145,12 @@ int xlb_batch_write(struct xlb_instance *inst, struct xlb_state *st)
 int xlb_vip_write(struct xlb_instance *inst, const struct xlb_state *st,
 		     const struct xlb_state_vip *v, __u64 flags)
 {
+	char name[XLB_VIP_STRLEN];
+
 	return xlb_plan_update(st, inst->vips_fd, XLB_MAP_VIPS, &v->key,
-			       sizeof(v->key), &v->vip, sizeof(v->vip), flags);
+			       sizeof(v->key), &v->vip, sizeof(v->vip), flags) ?:
+	       xlb_plan_what(st, "VIP %s",
+			     xlb_vip_str(&v->key, name, sizeof(name)));
 }
 
 /* Free the records of vip_id: all of them, or those marked REMOVED. */

@@ -40,7 +40,8 @@ int xlb_vip_table_delete(struct xlb_instance *inst, struct xlb_state *st,
 	if (!plan)
 		return -EINVAL;
 	err = xlb_plan_delete(st, inst->tables_fd, XLB_MAP_TABLES, &vip_id,
-			      sizeof(vip_id), true);
+			      sizeof(vip_id), true) ?:
+	      xlb_plan_what(st, "table %u", vip_id);
 	if (!err && vip_id < XLB_MAX_VIPS)
 		plan->table_of[vip_id] = TABLE_DELETED;
 	return err;

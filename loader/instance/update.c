@@ -615,7 +615,8 @@ static int vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 	if (err)
 		return err;
 	err = xlb_plan_delete(st, inst->vips_fd, XLB_MAP_VIPS, key,
-			      sizeof(*key), false);
+			      sizeof(*key), false) ?:
+	      xlb_plan_what(st, "VIP %s", name);
 	if (err)
 		return err;
 	xlb_state_vip_erase(st, key);

@@ -171,6 +171,20 @@ int xlb_plan_note(const struct xlb_state *st, const char *fmt, ...)
 	return op_keep(st, op, op->note);
 }
 
+int xlb_plan_what(const struct xlb_state *st, const char *fmt, ...)
+{
+	struct xlb_plan *plan = st->change->plan;
+	va_list ap;
+
+	if (!plan || !plan->n_ops)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(plan->ops[plan->n_ops - 1].what,
+		  sizeof(plan->ops[0].what), fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
 void xlb_plan_ops_free(struct xlb_plan *plan)
 {
 	size_t i;
