@@ -96,6 +96,9 @@ XLB_INLINE int xlb_fib_lookup(struct xdp_md *ctx, const struct xlb_backend *be,
 		 * kernel has resolved it, within a second. */
 		return -XLB_STAT_DROP_NEIGH_UNRESOLVED;
 	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
+		/* The route's MTU, for the answer (bpf/icmp.h); the entry
+		 * stays expired. */
+		nh->mtu = fib.mtu_result;
 		return -XLB_STAT_DROP_TOO_BIG;
 	default:
 		return -XLB_STAT_DROP_FIB_FAILED;

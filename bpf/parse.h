@@ -69,7 +69,7 @@ struct xlb_pkt {
 	__u8 tos;		/* IPv4 TOS / IPv6 traffic class, kept in the outer header */
 	__u8 tcp_flags;		/* of a TCP packet (byte 13: FIN 0x01, SYN 0x02, RST 0x04, ACK 0x10) */
 	__u8 icmp_error;	/* the flow is the one an ICMP error quotes */
-	__u8 pad;
+	__u8 frag;		/* an IPv4 or IPv6 fragment, first or later */
 };
 
 struct xlb_vlan_hdr {
@@ -264,6 +264,7 @@ XLB_INLINE int xlb_parse_ipv4(void *data, void *end, __u32 off,
 	proto = iph->protocol;
 	if (bpf_ntohs(iph->frag_off) & (XLB_IP_MF | XLB_IP_OFFSET)) {
 		xlb_flow_set_tail(flow, 0, proto, XLB_AF_INET);
+		pkt->frag = 1;
 		return 0;
 	}
 
@@ -444,6 +445,7 @@ XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
 	}
 	if (frag) {
 		xlb_flow_set_tail(flow, 0, nh, XLB_AF_INET6);
+		pkt->frag = 1;
 		return 0;
 	}
 
@@ -464,7 +466,8 @@ XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
 }
 
 /* Fill pkt from the frame; 0 or a negative enum xlb_stat reason. pkt must
- * come zeroed: tcp_flags and icmp_error are only set where they apply. */
+ * come zeroed: tcp_flags, icmp_error and frag are only set where they
+ * apply. */
 XLB_INLINE int xlb_parse(struct xdp_md *ctx, struct xlb_pkt *pkt)
 {
 	void *data = (void *)(long)ctx->data;

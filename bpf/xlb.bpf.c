@@ -23,6 +23,7 @@
 #include "stats.h"
 #include "clock.h"
 #include "conntrack.h"
+#include "icmp.h"
 #include "stages.h"
 
 /* Benchmarks end the path early here (bench/bpf/xlb_bench.bpf.c); no-op otherwise. */
@@ -148,6 +149,9 @@ send:
 	/* Before the packet is touched: a pass must hand over the original. */
 	err = xlb_nexthop(ctx, *backend_id, be, cfg, tot_len, pkt.flow.family,
 			  pkt.tos, ct.now, &nh);
+	if (__builtin_expect(err == -XLB_STAT_DROP_TOO_BIG, 0))
+		return xlb_icmp_too_big(ctx, &pkt, cfg, nh->mtu,
+					xlb_outer_len(be), ct.now);
 	if (err)
 		return err;
 	XLB_STAGE_END(XLB_STAGE_NEXTHOP);

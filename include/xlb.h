@@ -249,13 +249,21 @@ struct xlb_config {
 				 * flow hash seed, so entries outlive a reseed */
 	__be16 gue_port;	/* GUE's UDP destination port; 0: the default
 				 * (XLB_GUE_DEFAULT_PORT, include/gue.h) */
-	__u16 pad;		/* zero */
+	__u16 icmp_rate;	/* ICMP too-big answers per second per CPU
+				 * (bpf/icmp.h); 0: XLB_ICMP_RATE_DEFAULT */
 	__u32 history_s;	/* how long a stateless VIP's table keeps a
 				 * slot's previous owner; 0: the default
 				 * (the loader's, the datapath reads none) */
 };
 XLB_STATIC_ASSERT(sizeof(struct xlb_config) == 72, "xlb_config layout");
 #define XLB_HISTORY_DEFAULT_S		300
+#define XLB_ICMP_RATE_DEFAULT		1000
+
+/* A CPU's token bucket of ICMP answers (bpf/icmp.h). */
+struct xlb_icmp_bucket {
+	__u64 tokens;
+	__u64 last_ns;
+};
 
 /* Connection-table defaults, used where the setting is 0. */
 #define XLB_CT_DEFAULT_SIZE		262144	/* entries of xlb_conntrack */
@@ -323,6 +331,7 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_counter) == 16, "xlb_counter layout");
 	X(DROP_NO_TABLE,	"drop_no_table")			\
 	X(DROP_NO_BACKEND,	"drop_no_backend")			\
 	X(DROP_TOO_BIG,		"drop_too_big")				\
+	X(ICMP_TOO_BIG,		"icmp_too_big")				\
 	X(DROP_FIB_FAILED,	"drop_fib_failed")			\
 	X(DROP_ENCAP_FAILED,	"drop_encap_failed")			\
 	X(DROP_NO_CONFIG,	"drop_no_config")			\

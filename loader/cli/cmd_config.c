@@ -33,6 +33,8 @@ static int config_help(void)
 	       "                      backends' decap.bpf.o must use the same\n"
 	       "  history S           how long a stateless VIP's table names a slot's\n"
 	       "                      previous backend after a change, seconds\n"
+	       "  icmp-rate N         ICMP \"too big\" answers to clients, per second\n"
+	       "                      per CPU (at most 65535)\n"
 	       "                      (0 for any of these: the default, see xlb(8))\n");
 	return 0;
 }

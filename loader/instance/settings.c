@@ -10,16 +10,17 @@
 #include "addr.h"
 #include "settings.h"
 
-enum setting_kind { SEED, ADDR4, ADDR6, NUMBER, PORT };
+enum setting_kind { SEED, ADDR4, ADDR6, NUMBER, NUMBER16, PORT };
 
 struct xlb_setting {
 	const char *cli;
 	const char *json;
 	enum setting_kind kind;
 	size_t offset;		/* in struct xlb_config */
-	__u32 max;		/* NUMBER, PORT */
+	__u32 max;		/* NUMBER, NUMBER16, PORT */
 	__u32 min;		/* NUMBER: least value other than 0 (default) */
 	bool pow2;		/* NUMBER: a power of two (or 0) */
+	/* NUMBER16: a __u16 */
 	/* PORT: a __be16, which settings show in host order */
 };
 
@@ -38,6 +39,7 @@ static const struct xlb_setting settings[] = {
 	  XLB_CT_MAX_SIZE, XLB_CT_MIN_SIZE, true },
 	{ "gue-port",      "gue_port",      PORT,   AT(gue_port),      65535, 0, false },
 	{ "history",       "history",       NUMBER, AT(history_s),     604800, 0, false },
+	{ "icmp-rate",     "icmp_rate",     NUMBER16, AT(icmp_rate),   65535, 0, false },
 };
 
 #define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -99,6 +101,12 @@ int xlb_setting_parse(const struct xlb_setting *s, struct xlb_config *cfg,
 		}
 		memcpy(field(s, cfg), addr, s->kind == ADDR4 ? 4 : 16);
 		return 0;
+	case NUMBER16:
+		err = xlb_u32_parse(text, 0, s->max, &num, why);
+		if (err)
+			return err;
+		*(__u16 *)field(s, cfg) = num;
+		return 0;
 	case NUMBER:
 		err = xlb_u32_parse(text, 0, s->max, &num, why);
 		if (err)
@@ -138,7 +146,7 @@ int xlb_setting_from_json(const struct xlb_setting *s,
 		*why = "must be a number";
 		return -EINVAL;
 	}
-	if (s->kind == NUMBER || s->kind == PORT) {
+	if (s->kind == NUMBER || s->kind == NUMBER16 || s->kind == PORT) {
 		if (!json_object_is_type(val, json_type_int)) {
 			*why = "must be a number";
 			return -EINVAL;
@@ -175,6 +183,9 @@ static const char *setting_str(const struct xlb_setting *s,
 	case NUMBER:
 		snprintf(buf, len, "%u", *(const __u32 *)cfield(s, cfg));
 		return buf;
+	case NUMBER16:
+		snprintf(buf, len, "%u", *(const __u16 *)cfield(s, cfg));
+		return buf;
 	case PORT:
 		snprintf(buf, len, "%u", ntohs(*(const __be16 *)cfield(s, cfg)));
 		return buf;
@@ -196,6 +207,9 @@ struct json_object *xlb_settings_json(const struct xlb_config *cfg)
 		if (s->kind == NUMBER)
 			json_object_object_add(o, s->json, json_object_new_int64(
 				*(const __u32 *)cfield(s, cfg)));
+		else if (s->kind == NUMBER16)
+			json_object_object_add(o, s->json, json_object_new_int64(
+				*(const __u16 *)cfield(s, cfg)));
 		else if (s->kind == PORT)
 			json_object_object_add(o, s->json, json_object_new_int64(
 				ntohs(*(const __be16 *)cfield(s, cfg))));
