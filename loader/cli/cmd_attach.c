@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,6 +64,22 @@ static int ifindex_of(const char *dev)
 	if (!ifindex)
 		p_err("no device %s", dev);
 	return ifindex;
+}
+
+/* The MTU of dev in this network namespace, 0 when it cannot be read. */
+static int mtu_of(const char *dev)
+{
+	struct ifreq ifr = {};
+	int fd, mtu = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (!ioctl(fd, SIOCGIFMTU, &ifr))
+		mtu = ifr.ifr_mtu;
+	close(fd);
+	return mtu;
 }
 
 /* The xlb program among those attached to ifindex, or NULL. The name is
@@ -265,6 +283,13 @@ int do_attach(int argc, char **argv)
 		goto cleanup;
 	}
 	err = xdp_program__attach(prog, ifindex, mode, 0);
+	if (err == -ERANGE && mode != XDP_MODE_SKB) {
+		/* The driver's refusal of a frame larger than one buffer:
+		 * its errno says nothing of the MTU. */
+		p_err("cannot attach to %s: its MTU %d (a veth's: its peer's too) is above what its driver takes for an XDP program without multi-buffer support, which xlb's is: lower it (3498 fits veth: ip link set dev %s mtu 3498), or attach with --mode generic, which takes any MTU at a cost per packet",
+		      dev, mtu_of(dev), dev);
+		goto cleanup;
+	}
 	if (err) {
 		libxdp_strerror(err, msg, sizeof(msg));
 		p_err("cannot attach to %s: %s%s", dev, msg,
