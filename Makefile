@@ -80,12 +80,19 @@ BPF19_OBJ   := $(if $(shell command -v $(CLANG19) 2>/dev/null),$(BUILD)/clang19/
 .DELETE_ON_ERROR:
 .PHONY: all deps test bench demo vmtest install clean
 
-all: $(BPF_OBJS) $(SKELS) $(BUILD)/xlb $(XLB_TEST) $(TEST_BINS) $(BENCH_BINS) $(TOOL_BINS) $(BPF19_OBJ)
+all: $(BPF_OBJS) $(SKELS) $(BUILD)/xlb $(XLB_TEST) $(TEST_BINS) $(BENCH_BINS) $(TOOL_BINS) $(BPF19_OBJ) $(BUILD)/xlb.frags.bpf.o
 
 $(BUILD)/%.bpf.o: %.bpf.c
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+# The balancer's program in section xdp.frags, for `ip link ... xdp obj`
+# at a jumbo MTU (bpf/xlb.bpf.c).
+$(BUILD)/xlb.frags.bpf.o: bpf/xlb.bpf.c
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DXLB_FRAGS -c $< -o $@
 
 $(BUILD)/clang19/%.bpf.o: bpf/%.bpf.c
 	$(call msg,BPF19,$@)
@@ -165,6 +172,7 @@ vmtest: deps
 # make install [PREFIX=/usr/local] [DESTDIR=] [UNITDIR=] [SYSCONFDIR=/etc]:
 #   $(PREFIX)/sbin/xlb
 #   $(PREFIX)/lib/xlb/xlb.bpf.o      the balancer's program, for `ip link ... xdp obj`
+#   $(PREFIX)/lib/xlb/xlb.frags.bpf.o  the same, multi-buffer (sec xdp.frags: jumbo MTUs)
 #   $(PREFIX)/lib/xlb/decap.bpf.o    the backends' decapsulation without tunnel drivers
 #   $(PREFIX)/share/man/man8/xlb.8
 #   $(UNITDIR)/xlb.service           attach and apply the state file at boot
@@ -179,10 +187,11 @@ UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= /etc
 UNIT_SED   := -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 
-install: $(BUILD)/xlb $(BUILD)/xlb.bpf.o $(BUILD)/decap.bpf.o
+install: $(BUILD)/xlb $(BUILD)/xlb.bpf.o $(BUILD)/xlb.frags.bpf.o $(BUILD)/decap.bpf.o
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 0755 $(BUILD)/xlb $(DESTDIR)$(PREFIX)/sbin/xlb
 	$(Q)install -D -m 0644 $(BUILD)/xlb.bpf.o $(DESTDIR)$(PREFIX)/lib/xlb/xlb.bpf.o
+	$(Q)install -D -m 0644 $(BUILD)/xlb.frags.bpf.o $(DESTDIR)$(PREFIX)/lib/xlb/xlb.frags.bpf.o
 	$(Q)install -D -m 0644 $(BUILD)/decap.bpf.o $(DESTDIR)$(PREFIX)/lib/xlb/decap.bpf.o
 	$(Q)install -D -m 0644 docs/xlb.8 $(DESTDIR)$(PREFIX)/share/man/man8/xlb.8
 	$(Q)mkdir -p $(BUILD)/systemd

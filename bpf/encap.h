@@ -75,6 +75,10 @@ XLB_INLINE int xlb_encap(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 	void *data, *end;
 	xlb_word *eth;
 
+	/* A frame of several buffers (a jumbo frame) is longer than its
+	 * first. */
+	if (len < ip_end)
+		len = bpf_xdp_get_buff_len(ctx);
 	if (len > ip_end && bpf_xdp_adjust_tail(ctx, -(int)(len - ip_end)))
 		return -XLB_STAT_DROP_ENCAP_FAILED;
 	if (bpf_xdp_adjust_head(ctx, -delta))

@@ -161,7 +161,8 @@ XLB_INLINE int xlb_icmp_too_big(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 
 	/* The frame cut to its headers and the quote, then room made in
 	 * front for the answer's IP and ICMP headers. */
-	if (bpf_xdp_adjust_tail(ctx, (int)(l3 + q) - (int)(end - data)) ||
+	if (bpf_xdp_adjust_tail(ctx, (int)(l3 + q) -
+				     (int)bpf_xdp_get_buff_len(ctx)) ||
 	    bpf_xdp_adjust_head(ctx, -(int)hl))
 		return -XLB_STAT_DROP_TOO_BIG;
 	data = (void *)(long)ctx->data;

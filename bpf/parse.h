@@ -20,9 +20,11 @@
  *   the client. ICMP echo is never balanced.
  * - A packet xlb does not balance still has its destination and family
  *   in the flow: one to a VIP address is dropped, not passed (select.h).
- * Every read is preceded by a bounds check against the frame end; lengths
- * are also checked against the IP packet's own length, so Ethernet padding
- * is never taken for headers.
+ * Every read is preceded by a bounds check against the end of the first
+ * buffer, where the headers must be; lengths are also checked against the
+ * IP packet's own length, so Ethernet padding is never taken for headers.
+ * A frame of several buffers (multi-buffer XDP: jumbo frames) holds the
+ * rest of the packet beyond the first (xlb_frame_holds()).
  */
 #ifndef XLB_BPF_PARSE_H
 #define XLB_BPF_PARSE_H
@@ -242,8 +244,22 @@ static __noinline int xlb_parse_icmp4(void *data, void *end, __u32 off,
 	return 0;
 }
 
-XLB_INLINE int xlb_parse_ipv4(void *data, void *end, __u32 off,
-			      struct xlb_pkt *pkt)
+/*
+ * Do len bytes from p fit the frame? Those of its first buffer, or, for a
+ * frame of several (XDP multi-buffer: jumbo frames, whose headers are in
+ * the first buffer and payload in the rest), all of theirs: only a packet
+ * longer than the first buffer pays for asking.
+ */
+XLB_INLINE bool xlb_frame_holds(struct xdp_md *ctx, void *data, void *end,
+				void *p, __u32 len)
+{
+	if (len <= (__u32)(end - p))
+		return true;
+	return len <= bpf_xdp_get_buff_len(ctx) - (__u64)(p - data);
+}
+
+XLB_INLINE int xlb_parse_ipv4(struct xdp_md *ctx, void *data, void *end,
+			      __u32 off, struct xlb_pkt *pkt)
 {
 	struct xlb_flow *flow = &pkt->flow;
 	struct iphdr *iph = data + off;
@@ -256,7 +272,8 @@ XLB_INLINE int xlb_parse_ipv4(void *data, void *end, __u32 off,
 	hlen = iph->ihl * 4;
 	tot = bpf_ntohs(iph->tot_len);
 	if (iph->version != 4 || hlen < sizeof(*iph) || tot < hlen ||
-	    tot > (__u32)(end - (void *)iph) || !xlb_ipv4_csum_ok(iph, hlen, end))
+	    !xlb_frame_holds(ctx, data, end, iph, tot) ||
+	    !xlb_ipv4_csum_ok(iph, hlen, end))
 		return -XLB_STAT_DROP_MALFORMED;
 	pkt->l3_len = tot;
 	pkt->tos = iph->tos;
@@ -409,8 +426,8 @@ static __noinline int xlb_parse_icmp6(void *data, void *end, __u32 off,
 	return 0;
 }
 
-XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
-			      struct xlb_pkt *pkt)
+XLB_INLINE int xlb_parse_ipv6(struct xdp_md *ctx, void *data, void *end,
+			      __u32 off, struct xlb_pkt *pkt)
 {
 	struct xlb_flow *flow = &pkt->flow;
 	struct ipv6hdr *ip6h = data + off;
@@ -423,7 +440,7 @@ XLB_INLINE int xlb_parse_ipv6(void *data, void *end, __u32 off,
 	if ((void *)(ip6h + 1) > end)
 		return -XLB_STAT_DROP_MALFORMED;
 	tot = sizeof(*ip6h) + bpf_ntohs(ip6h->payload_len);
-	if (ip6h->version != 6 || tot > (__u32)(end - (void *)ip6h))
+	if (ip6h->version != 6 || !xlb_frame_holds(ctx, data, end, ip6h, tot))
 		return -XLB_STAT_DROP_MALFORMED;
 	pkt->l3_len = tot;
 	pkt->tos = ip6h->priority << 4 | ip6h->flow_lbl[0] >> 4;
@@ -494,9 +511,9 @@ XLB_INLINE int xlb_parse(struct xdp_md *ctx, struct xlb_pkt *pkt)
 	}
 	pkt->l3_off = off;
 	if (proto == bpf_htons(ETH_P_IP))
-		return xlb_parse_ipv4(data, end, off, pkt);
+		return xlb_parse_ipv4(ctx, data, end, off, pkt);
 	if (proto == bpf_htons(ETH_P_IPV6))
-		return xlb_parse_ipv6(data, end, off, pkt);
+		return xlb_parse_ipv6(ctx, data, end, off, pkt);
 	return -XLB_STAT_PASS_NOT_IP;
 }
 

@@ -54,7 +54,8 @@ XLB_INLINE int xlb_stateless(const struct xlb_vip *vip, const struct xlb_pkt *pk
 	return *be ? 0 : -XLB_STAT_DROP_NO_BACKEND;
 }
 
-XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
+XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id,
+			   __u64 *bytes)
 {
 	const struct xlb_config *cfg;
 	const struct xlb_backend *be;
@@ -78,6 +79,9 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id)
 	}
 	if (err)
 		return xlb_not_vip(&pkt.flow, err);
+	/* A jumbo frame's bytes are in several buffers. */
+	if (__builtin_expect(pkt.l3_off + pkt.l3_len > *bytes, 0))
+		*bytes = bpf_xdp_get_buff_len(ctx);
 	XLB_STAGE_END(XLB_STAGE_PARSE);
 
 	cfg = bpf_map_lookup_elem(&xlb_config, &zero);
@@ -173,11 +177,23 @@ XLB_INLINE int xlb_run(struct xdp_md *ctx)
 	__u32 vip_id = 0, backend_id = 0;
 	int ret;
 
-	ret = xlb_process(ctx, &vip_id, &backend_id);
+	ret = xlb_process(ctx, &vip_id, &backend_id, &bytes);
 	return xlb_account(ret, bytes, vip_id, backend_id);
 }
 
+/*
+ * The program takes frames of several buffers (XDP multi-buffer, Linux
+ * 5.18: jumbo frames). Its section stays "xdp", which `ip link ... sec
+ * xdp` and any kernel take as a single-buffer program; `xlb attach` loads
+ * it multi-buffer where the kernel can, and xlb.frags.bpf.o (built with
+ * XLB_FRAGS) is the same program in section "xdp.frags", for `ip link` on
+ * a device whose MTU needs it.
+ */
+#ifdef XLB_FRAGS
+SEC("xdp.frags")
+#else
 SEC("xdp")
+#endif
 int xlb_xdp(struct xdp_md *ctx)
 {
 	return xlb_run(ctx);

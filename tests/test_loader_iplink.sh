@@ -6,7 +6,8 @@
 # finds them without --pin-dir. Configured with xlb, the attached program
 # (run with BPF_PROG_TEST_RUN through bpftool, on a frame received on the
 # device) encapsulates a VIP's packet to the backend, and xlb stats counts
-# it. The gateway's neighbour entry is pinned (nud permanent), as an
+# it; at MTU 9000 the multi-buffer build xlb.frags.bpf.o attaches where
+# xlb.bpf.o cannot. The gateway's neighbour entry is pinned (nud permanent), as an
 # operator may pin it: xlb, which gives next hops managed entries, leaves
 # it as it is and records none of its own. The test only runs when no xlb
 # maps are pinned there already (they would belong to someone else), and
@@ -107,5 +108,19 @@ tl_check iplink_stats_count_the_packet \
 
 x detach v0 >/dev/null
 tl_check iplink_xlb_detach_removes_it sh -c "! ip -n $NS link show v0 | grep -q xdp"
+
+# At MTU 9000 a veth takes only a multi-buffer program natively: the
+# single-buffer xlb.bpf.o is refused there, xlb.frags.bpf.o (section
+# xdp.frags) is attached, on the same pinned maps.
+ip -n "$NS" link add v2 mtu 9000 type veth peer name v3 mtu 9000
+ip -n "$NS" link set v2 up && ip -n "$NS" link set v3 up
+tl_check iplink_single_buffer_refused_at_mtu_9000 sh -c \
+	"! nsenter --net=/run/netns/$NS ip link set dev v2 xdpdrv obj $BUILD/xlb.bpf.o sec xdp 2>/dev/null"
+if tl_in "$NS" ip link set dev v2 xdpdrv obj "$BUILD/xlb.frags.bpf.o" sec xdp.frags 2>"$TMP/err"; then
+	tl_check iplink_frags_attached_at_mtu_9000 sh -c "ip -n $NS link show v2 | grep -q 'prog/xdp.*name xlb_xdp'"
+else
+	tl_fail iplink_frags_attached_at_mtu_9000 "$(cat "$TMP/err")"
+fi
+ip -n "$NS" link del v2
 
 exit $TL_FAILED

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
 #include <xdp/libxdp.h>
@@ -80,6 +81,27 @@ static int mtu_of(const char *dev)
 		mtu = ifr.ifr_mtu;
 	close(fd);
 	return mtu;
+}
+
+/* Does the kernel load XDP programs that take frames of several buffers
+ * (Linux 5.18)? */
+static bool xdp_frags_supported(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0,
+		  .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		    .prog_flags = BPF_F_XDP_HAS_FRAGS);
+	int fd;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xlb_frags", "GPL", insns,
+			   sizeof(insns) / sizeof(insns[0]), &opts);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
 }
 
 /* The xlb program among those attached to ifindex, or NULL. The name is
@@ -272,6 +294,14 @@ int do_attach(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	skel->rodata->xlb_ct_mask = slots - 1;
+	/* Multi-buffer where the kernel has it: jumbo frames
+	 * (bpf/xlb.bpf.c). */
+	if (xdp_frags_supported())
+		bpf_program__set_flags(skel->progs.xlb_xdp,
+				       bpf_program__flags(skel->progs.xlb_xdp) |
+				       BPF_F_XDP_HAS_FRAGS);
+	else
+		p_info("xlb: this kernel has no multi-buffer XDP (Linux 5.18): the program is loaded for single-buffer frames, so the device's MTU must fit one page (3498 on veth)");
 	prog_opts.obj = skel->obj;
 	prog_opts.prog_name = bpf_program__name(skel->progs.xlb_xdp);
 	prog = xdp_program__create(&prog_opts);
@@ -286,8 +316,11 @@ int do_attach(int argc, char **argv)
 	if (err == -ERANGE && mode != XDP_MODE_SKB) {
 		/* The driver's refusal of a frame larger than one buffer:
 		 * its errno says nothing of the MTU. */
-		p_err("cannot attach to %s: its MTU %d (a veth's: its peer's too) is above what its driver takes for an XDP program without multi-buffer support, which xlb's is: lower it (3498 fits veth: ip link set dev %s mtu 3498), or attach with --mode generic, which takes any MTU at a cost per packet",
-		      dev, mtu_of(dev), dev);
+		p_err("cannot attach to %s: its MTU %d (a veth's: its peer's too) is above what its driver takes for XDP%s: lower it (3498 fits veth: ip link set dev %s mtu 3498), or attach with --mode generic, which takes any MTU at a cost per packet",
+		      dev, mtu_of(dev),
+		      bpf_program__flags(skel->progs.xlb_xdp) & BPF_F_XDP_HAS_FRAGS ?
+		      " (the driver has no multi-buffer XDP)" :
+		      " without multi-buffer support, which this kernel lacks", dev);
 		goto cleanup;
 	}
 	if (err) {

@@ -29,7 +29,7 @@
 #include <linux/types.h>
 #include "gue.h"
 
-#define PKT_MAX		4096
+#define PKT_MAX		10240	/* a jumbo frame of 9000 bytes and headers */
 #define PKT_ETH_LEN	14
 #define PKT_ETH_P_IP	0x0800
 #define PKT_ETH_P_IPV6	0x86dd
