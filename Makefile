@@ -74,22 +74,27 @@ BENCH_BINS  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 TOOL_SRCS   := $(filter-out %.bpf.c,$(wildcard tools/*.c))
 TOOL_BINS   := $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
 
+# The XDP programs again in section xdp.frags (built with XLB_FRAGS), for
+# `ip link ... xdp obj` at a jumbo MTU: the balancer's, the backends', and
+# the test topologies' pass.bpf.o.
+FRAGS_OBJS  := $(BUILD)/xlb.frags.bpf.o $(BUILD)/decap.frags.bpf.o $(BUILD)/pass.frags.bpf.o
+
 # The same datapath built by clang 19, to check it loads with either compiler.
 BPF19_OBJ   := $(if $(shell command -v $(CLANG19) 2>/dev/null),$(BUILD)/clang19/xlb.bpf.o)
 
 .DELETE_ON_ERROR:
 .PHONY: all deps test bench demo vmtest install clean
 
-all: $(BPF_OBJS) $(SKELS) $(BUILD)/xlb $(XLB_TEST) $(TEST_BINS) $(BENCH_BINS) $(TOOL_BINS) $(BPF19_OBJ) $(BUILD)/xlb.frags.bpf.o
+all: $(BPF_OBJS) $(SKELS) $(BUILD)/xlb $(XLB_TEST) $(TEST_BINS) $(BENCH_BINS) $(TOOL_BINS) $(BPF19_OBJ) $(FRAGS_OBJS)
 
 $(BUILD)/%.bpf.o: %.bpf.c
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-# The balancer's program in section xdp.frags, for `ip link ... xdp obj`
-# at a jumbo MTU (bpf/xlb.bpf.c).
-$(BUILD)/xlb.frags.bpf.o: bpf/xlb.bpf.c
+# A program in section xdp.frags (FRAGS_OBJS). The shorter stem wins over
+# the rule above.
+$(BUILD)/%.frags.bpf.o: %.bpf.c
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DXLB_FRAGS -c $< -o $@
@@ -174,6 +179,7 @@ vmtest: deps
 #   $(PREFIX)/lib/xlb/xlb.bpf.o      the balancer's program, for `ip link ... xdp obj`
 #   $(PREFIX)/lib/xlb/xlb.frags.bpf.o  the same, multi-buffer (sec xdp.frags: jumbo MTUs)
 #   $(PREFIX)/lib/xlb/decap.bpf.o    the backends' decapsulation without tunnel drivers
+#   $(PREFIX)/lib/xlb/decap.frags.bpf.o  the same, multi-buffer (sec xdp.frags: jumbo MTUs)
 #   $(PREFIX)/share/man/man8/xlb.8
 #   $(UNITDIR)/xlb.service           attach and apply the state file at boot
 #   $(UNITDIR)/xlb-health.service    the health checker
@@ -187,12 +193,14 @@ UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= /etc
 UNIT_SED   := -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 
-install: $(BUILD)/xlb $(BUILD)/xlb.bpf.o $(BUILD)/xlb.frags.bpf.o $(BUILD)/decap.bpf.o
+install: $(BUILD)/xlb $(BUILD)/xlb.bpf.o $(BUILD)/xlb.frags.bpf.o $(BUILD)/decap.bpf.o \
+	 $(BUILD)/decap.frags.bpf.o
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 0755 $(BUILD)/xlb $(DESTDIR)$(PREFIX)/sbin/xlb
 	$(Q)install -D -m 0644 $(BUILD)/xlb.bpf.o $(DESTDIR)$(PREFIX)/lib/xlb/xlb.bpf.o
 	$(Q)install -D -m 0644 $(BUILD)/xlb.frags.bpf.o $(DESTDIR)$(PREFIX)/lib/xlb/xlb.frags.bpf.o
 	$(Q)install -D -m 0644 $(BUILD)/decap.bpf.o $(DESTDIR)$(PREFIX)/lib/xlb/decap.bpf.o
+	$(Q)install -D -m 0644 $(BUILD)/decap.frags.bpf.o $(DESTDIR)$(PREFIX)/lib/xlb/decap.frags.bpf.o
 	$(Q)install -D -m 0644 docs/xlb.8 $(DESTDIR)$(PREFIX)/share/man/man8/xlb.8
 	$(Q)mkdir -p $(BUILD)/systemd
 	$(Q)for f in xlb.service xlb-health.service xlb-host.service xlb.default \

@@ -30,6 +30,12 @@
  *
  * Frames that are not tunnelled (neither IPIP nor UDP to the GUE port)
  * pass unchanged and uncounted; tunnelled ones count one reason each.
+ *
+ * A frame may come in several buffers (XDP multi-buffer, Linux 5.18: jumbo
+ * frames, as drivers hand them over above about 3.5 KB). The headers it
+ * reads must be in the first buffer, where drivers put at least a page;
+ * the rest of the packet is never read, only its length is checked, and
+ * the outer header is taken off the front of the first buffer.
  */
 #include <stdbool.h>
 #include <linux/bpf.h>
@@ -94,10 +100,11 @@ struct {
 	__type(value, __u32);
 } xlb_decap_out SEC(".maps");
 
-/* The outer IP header: where it ends, its family, what it carries and
- * its addresses. */
+/* The outer IP header: where it ends, the packet's length it gives, its
+ * family, what it carries and its addresses. */
 struct outer {
 	__u32 len;		/* bytes of the outer IP header */
+	__u32 tot;		/* bytes of the IP packet, by its header */
 	__u8 family;		/* enum xlb_family */
 	__u8 proto;
 	__be32 src[4], dst[4];	/* IPv4 in [0] */
@@ -139,6 +146,7 @@ XLB_INLINE bool parse_outer(void *data, void *data_end, struct outer *o)
 		o->family = XLB_AF_INET;
 		o->proto = ip4->protocol;
 		o->len = ip4->ihl * 4;
+		o->tot = bpf_ntohs(ip4->tot_len);
 		o->src[0] = ip4->saddr;
 		o->dst[0] = ip4->daddr;
 		return true;
@@ -149,6 +157,7 @@ XLB_INLINE bool parse_outer(void *data, void *data_end, struct outer *o)
 		o->family = XLB_AF_INET6;
 		o->proto = ip6->nexthdr;
 		o->len = sizeof(*ip6);
+		o->tot = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
 		__builtin_memcpy(o->src, &ip6->saddr, sizeof(o->src));
 		__builtin_memcpy(o->dst, &ip6->daddr, sizeof(o->dst));
 		return true;
@@ -269,13 +278,16 @@ XLB_INLINE __u32 inner_len(__u32 field, __u32 hdr)
 }
 
 /*
- * The inner packet at inner, of the family: 0 when its IP header is
- * whole, its length no more than the bytes present and for one of this
- * host's VIPs, else -reason. The length is the sender's word: what the
- * socket lookup reads and what the stack is handed must be there, and an
- * IPv4 length short of its own header names no packet at all.
+ * The inner packet at inner, of the family, in a frame of frame_len bytes
+ * (data to data_end its first buffer): 0 when its IP header is whole in
+ * the first buffer, its length no more than the frame's bytes from inner
+ * on and for one of this host's VIPs, else -reason. The length is the
+ * sender's word: what the socket lookup reads and what the stack is handed
+ * must be there, and an IPv4 length short of its own header names no
+ * packet at all.
  */
-XLB_INLINE int inner_check(const __u8 *inner, void *data_end, __u8 family)
+XLB_INLINE int inner_check(const __u8 *inner, void *data, void *data_end,
+			   __u64 frame_len, __u8 family)
 {
 	const struct iphdr *ip4 = (const void *)inner;
 	const struct ipv6hdr *ip6 = (const void *)inner;
@@ -299,15 +311,16 @@ XLB_INLINE int inner_check(const __u8 *inner, void *data_end, __u8 family)
 		len = inner_len(bpf_ntohs(ip6->payload_len), sizeof(*ip6));
 		__builtin_memcpy(dst, &ip6->daddr, sizeof(dst));
 	}
-	if ((void *)(inner + len) > data_end)
+	if ((__u64)(inner - (__u8 *)data) + len > frame_len)
 		return -XLB_DECAP_DROP_INNER_TRUNCATED;
 	if (!(addr_kind(family, dst) & XLB_DECAP_ADDR_VIP))
 		return -XLB_DECAP_DROP_INNER_NOT_LOCAL;
 	return 0;
 }
 
-/* IPIP, IPv6-in-IPv4, IP6IP6, IPv4-in-IPv6 to this host: passed up
- * decapsulated when a balancer sent it to a VIP of the host. */
+/* IPIP, IPv6-in-IPv4, IP6IP6, IPv4-in-IPv6 to this host (a frame of
+ * bytes bytes): passed up decapsulated when a balancer sent it to a VIP of
+ * the host. */
 XLB_INLINE int ipip(struct xdp_md *ctx, const struct outer *o,
 		    const struct xlb_decap_config *c, __u64 bytes)
 {
@@ -319,7 +332,8 @@ XLB_INLINE int ipip(struct xdp_md *ctx, const struct outer *o,
 	if (!source_ok(c, o, false))
 		ret = -XLB_DECAP_DROP_SOURCE;
 	else
-		ret = inner_check((__u8 *)data + ETH_HLEN + o->len, data_end, family);
+		ret = inner_check((__u8 *)data + ETH_HLEN + o->len, data, data_end,
+				  bytes, family);
 	if (ret) {
 		count(-ret, bytes);
 		return XDP_DROP;
@@ -392,17 +406,30 @@ XLB_INLINE int parse_gue(struct udphdr *udp, void *data_end, const struct outer 
 }
 
 /*
- * Does this host take the inner packet (at inner, of the family)? A TCP
- * SYN opens a connection here; another segment belongs here when a socket
- * of its connection exists: established, a request (the handshake's last
- * ACK) or time-wait. A listener alone does not count, except for an ACK
- * that carries a valid SYN cookie of that listener (the connection exists
- * only in the cookie). A UDP datagram belongs here when a socket takes it,
- * connected to its sender or not. Anything else (fragments, IPv6 extension
- * headers, other protocols) has nothing to look up: it stays.
+ * What host_takes() makes of a header it needs that is not in the first
+ * buffer: in a frame of one buffer, a packet too short to hold it, with
+ * nothing to look up, which stays; in a frame of several (split), a header
+ * that straddles the first buffer's end, which is never read: a drop.
  */
-XLB_INLINE bool host_takes(struct xdp_md *ctx, __u8 *inner, void *data_end,
-			   __u8 family)
+XLB_INLINE int cut_short(bool split)
+{
+	return split ? -XLB_DECAP_DROP_TRUNCATED : 1;
+}
+
+/*
+ * Does this host take the inner packet (at inner, of the family, in a
+ * frame split over several buffers or not)? 1 when it does, 0 when not,
+ * or -reason of a drop. A TCP SYN opens a connection here; another
+ * segment belongs here when a socket of its connection exists:
+ * established, a request (the handshake's last ACK) or time-wait. A
+ * listener alone does not count, except for an ACK that carries a valid
+ * SYN cookie of that listener (the connection exists only in the cookie).
+ * A UDP datagram belongs here when a socket takes it, connected to its
+ * sender or not. Anything else (fragments, IPv6 extension headers, other
+ * protocols) has nothing to look up: it stays.
+ */
+XLB_INLINE int host_takes(struct xdp_md *ctx, __u8 *inner, void *data_end,
+			  bool split, __u8 family)
 {
 	struct bpf_sock_tuple t = {};
 	struct bpf_sock *sk;
@@ -415,9 +442,10 @@ XLB_INLINE bool host_takes(struct xdp_md *ctx, __u8 *inner, void *data_end,
 	bool ok;
 
 	if (family == XLB_AF_INET) {
-		if ((void *)(ip4 + 1) > data_end || ip4->ihl < 5 ||
-		    ip4->frag_off & bpf_htons(0x3fff))
-			return true;
+		if ((void *)(ip4 + 1) > data_end)
+			return cut_short(split);
+		if (ip4->ihl < 5 || ip4->frag_off & bpf_htons(0x3fff))
+			return 1;
 		proto = ip4->protocol;
 		th = (void *)(inner + ip4->ihl * 4);
 		t.ipv4.saddr = ip4->saddr;
@@ -426,7 +454,7 @@ XLB_INLINE bool host_takes(struct xdp_md *ctx, __u8 *inner, void *data_end,
 		iph_len = sizeof(*ip4);
 	} else {
 		if ((void *)(ip6 + 1) > data_end)
-			return true;
+			return cut_short(split);
 		proto = ip6->nexthdr;
 		th = (void *)(ip6 + 1);
 		__builtin_memcpy(t.ipv6.saddr, &ip6->saddr, sizeof(t.ipv6.saddr));
@@ -437,10 +465,10 @@ XLB_INLINE bool host_takes(struct xdp_md *ctx, __u8 *inner, void *data_end,
 
 	/* TCP and UDP headers both start with the two ports. */
 	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
-		return true;
+		return 1;
 	ports = (void *)th;
 	if ((void *)(ports + 2) > data_end)
-		return true;
+		return cut_short(split);
 	if (family == XLB_AF_INET) {
 		t.ipv4.sport = ports[0];
 		t.ipv4.dport = ports[1];
@@ -455,11 +483,13 @@ XLB_INLINE bool host_takes(struct xdp_md *ctx, __u8 *inner, void *data_end,
 			bpf_sk_release(sk);
 		return ok;
 	}
-	if ((void *)(th + 1) > data_end || (th->syn && !th->ack))
-		return true;
+	if ((void *)(th + 1) > data_end)
+		return cut_short(split);
+	if (th->syn && !th->ack)
+		return 1;
 	sk = bpf_skc_lookup_tcp(ctx, &t, tlen, BPF_F_CURRENT_NETNS, 0);
 	if (!sk)
-		return false;
+		return 0;
 	ok = sk->state != DECAP_TCP_LISTEN ||
 	     bpf_tcp_check_syncookie(sk, inner, iph_len, th, sizeof(*th)) == 0;
 	bpf_sk_release(sk);
@@ -522,15 +552,17 @@ XLB_INLINE bool egress_ok(struct xdp_md *ctx, const struct bpf_fib_lookup *fib,
 /*
  * Send the packet on to the previous backend: outer destination prev,
  * source this packet's outer destination (an address of this host the
- * balancers use), hops 1, and the next hop's MAC addresses from the FIB.
- * Returns XDP_TX or XDP_REDIRECT, or -reason: a drop when prev may not or
- * cannot be reached, PASS_PREV_SELF when prev is this host.
+ * balancers use), hops 1, and the next hop's MAC addresses from the FIB;
+ * the frame, of frame_len bytes, leaves whole. Returns XDP_TX or
+ * XDP_REDIRECT, or -reason: a drop when prev may not or cannot be reached,
+ * PASS_PREV_SELF when prev is this host.
  *
  * The FIB is asked from loopback, as for a packet this host sends: it
  * then needs forwarding on lo, not on the receiving interface, which
  * stays a host's (the kernel routes nothing that arrives there).
  */
-XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *prev)
+XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *prev,
+		       __u64 frame_len)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -541,6 +573,11 @@ XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *
 		.ifindex = DECAP_LOOPBACK_IFINDEX,
 		.l4_protocol = IPPROTO_UDP,
 	};
+	/* The frame's size, not the header's word for it: the MTU check is
+	 * of what leaves, every buffer of it (no IP packet is longer than
+	 * 64 KiB; a frame of more stays too big). */
+	__u16 tot_len = frame_len - ETH_HLEN > 0xffff ? 0xffff
+						      : (__u16)(frame_len - ETH_HLEN);
 	__be32 src[4], dst[4];
 	struct xlb_gue_priv *priv;
 	struct udphdr *udp;
@@ -562,9 +599,7 @@ XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *
 		src[0] = ip4->saddr;
 		dst[0] = ip4->daddr;
 		fib.family = DECAP_SYS_AF_INET;
-		/* The frame's size, not the header's word for it: the MTU
-		 * check is of what leaves. */
-		fib.tot_len = (__u16)(data_end - (void *)ip4);
+		fib.tot_len = tot_len;
 		fib.ipv4_src = dst[0];
 		fib.ipv4_dst = prev[0];
 	} else {
@@ -574,7 +609,7 @@ XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *
 		__builtin_memcpy(src, &ip6->saddr, sizeof(src));
 		__builtin_memcpy(dst, &ip6->daddr, sizeof(dst));
 		fib.family = DECAP_SYS_AF_INET6;
-		fib.tot_len = (__u16)(data_end - (void *)ip6);
+		fib.tot_len = tot_len;
 		__builtin_memcpy(fib.ipv6_src, dst, sizeof(fib.ipv6_src));
 		__builtin_memcpy(fib.ipv6_dst, prev, sizeof(fib.ipv6_dst));
 	}
@@ -646,30 +681,35 @@ XLB_INLINE int forward(struct xdp_md *ctx, const struct outer *o, const __be32 *
 	return bpf_redirect(fib.ifindex, 0);
 }
 
-/* What to do with a well-formed GUE packet: a -PASS_* reason, or what
- * forward() returns (its verdict or a -DROP_* reason). */
+/* What to do with a well-formed GUE packet (a frame of frame_len bytes):
+ * a -PASS_* reason, a -DROP_* one, or what forward() returns. */
 XLB_INLINE int gue_decide(struct xdp_md *ctx, const struct outer *o,
-			  const struct gue_info *g)
+			  const struct gue_info *g, __u64 frame_len)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
+	int takes;
 
 	if (g->priv.family == XLB_AF_NONE)
 		return -XLB_DECAP_PASS_GUE;
 	if (g->priv.hops)
 		return -XLB_DECAP_PASS_FORWARDED;
-	if (host_takes(ctx, (__u8 *)data + ETH_HLEN + g->strip, data_end,
-		       g->inner_family))
+	takes = host_takes(ctx, (__u8 *)data + ETH_HLEN + g->strip, data_end,
+			   frame_len > (__u64)(data_end - data), g->inner_family);
+	if (takes < 0)
+		return takes;
+	if (takes)
 		return -XLB_DECAP_PASS_GUE;
 	/* The new outer source would be an address of the other family,
 	 * which the packet does not tell. */
 	if (g->priv.family != o->family)
 		return -XLB_DECAP_PASS_PREV_FAMILY;
-	return forward(ctx, o, g->priv.prev);
+	return forward(ctx, o, g->priv.prev, frame_len);
 }
 
-/* GUE to this host: malformed, from a stranger or not for a VIP here,
- * dropped; otherwise passed up or forwarded, as gue_decide() says. */
+/* GUE to this host (a frame of bytes bytes): malformed, from a stranger
+ * or not for a VIP here, dropped; otherwise passed up or forwarded, as
+ * gue_decide() says. */
 XLB_INLINE int gue(struct xdp_md *ctx, const struct outer *o,
 		   const struct xlb_decap_config *c, __u64 bytes)
 {
@@ -688,10 +728,10 @@ XLB_INLINE int gue(struct xdp_md *ctx, const struct outer *o,
 	if (!ret && !source_ok(c, o, g.priv.family != XLB_AF_NONE && g.priv.hops))
 		ret = -XLB_DECAP_DROP_SOURCE;
 	if (!ret)
-		ret = inner_check((__u8 *)data + ETH_HLEN + g.strip, data_end,
-				  g.inner_family);
+		ret = inner_check((__u8 *)data + ETH_HLEN + g.strip, data, data_end,
+				  bytes, g.inner_family);
 	if (!ret)
-		ret = gue_decide(ctx, o, &g);
+		ret = gue_decide(ctx, o, &g, bytes);
 	if (ret >= 0) {
 		count(XLB_DECAP_FORWARD, bytes);
 		return ret;
@@ -758,6 +798,10 @@ XLB_INLINE int decap_run(struct xdp_md *ctx)
 	config(&c);
 	if (!tunnelled(data, data_end, &o, &c, &reason))
 		return XDP_PASS;
+	/* A packet longer than the first buffer, by its header, is a frame of
+	 * several (a jumbo frame): only such a packet pays for asking. */
+	if (__builtin_expect(ETH_HLEN + o.tot > bytes, 0))
+		bytes = bpf_xdp_get_buff_len(ctx);
 	if (reason) {
 		count(reason, bytes);
 		return XDP_PASS;
@@ -767,7 +811,18 @@ XLB_INLINE int decap_run(struct xdp_md *ctx)
 	return ipip(ctx, &o, &c, bytes);
 }
 
+/*
+ * Its section stays "xdp", which `ip link ... sec xdp` and any kernel take
+ * as a single-buffer program; `xlb host setup` loads it multi-buffer where
+ * the kernel can, and decap.frags.bpf.o (built with XLB_FRAGS) is the same
+ * program in section "xdp.frags", for `ip link` on a device whose MTU
+ * needs it.
+ */
+#ifdef XLB_FRAGS
+SEC("xdp.frags")
+#else
 SEC("xdp")
+#endif
 int xdp_decap(struct xdp_md *ctx)
 {
 	return decap_run(ctx);

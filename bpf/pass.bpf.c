@@ -2,12 +2,18 @@
 /*
  * Passes every frame. Test topologies attach it to the far end of a veth:
  * frames sent out of a veth with XDP_TX or XDP_REDIRECT only arrive when the
- * peer has an XDP program of its own.
+ * peer has an XDP program of its own. pass.frags.bpf.o (built with
+ * XLB_FRAGS) is the same in section "xdp.frags", which a veth takes at a
+ * jumbo MTU.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+#ifdef XLB_FRAGS
+SEC("xdp.frags")
+#else
 SEC("xdp")
+#endif
 int xdp_pass(struct xdp_md *ctx)
 {
 	(void)ctx;

@@ -93,7 +93,8 @@ check-sanitize: deps
 	fi
 	$(Q)$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) CC=$(SAN_CC) CFLAGS='$(SAN_CFLAGS)' \
 		WARN='$(WARN) -Wno-missing-field-initializers' ARCH_INCLUDE='$(ARCH_INCLUDE)' \
-		$(SAN_BUILD)/xlb $(SAN_BUILD)/xlb.bpf.o $(SAN_BUILD)/xlb.frags.bpf.o $(SAN_BUILD)/pass.bpf.o $(SAN_BUILD)/hc.bpf.o
+		$(SAN_BUILD)/xlb $(SAN_BUILD)/xlb.bpf.o $(SAN_BUILD)/xlb.frags.bpf.o $(SAN_BUILD)/pass.bpf.o \
+		$(SAN_BUILD)/decap.frags.bpf.o $(SAN_BUILD)/hc.bpf.o
 	$(Q)BUILD=$(SAN_BUILD) fuzz/check-sanitize.sh $(SAN_TESTS)
 
 -include $(wildcard $(FUZZ_DIR)/*.d $(FUZZ_DIR)/obj/loader/*/*.d)

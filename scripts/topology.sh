@@ -6,8 +6,9 @@
 #
 #   client1..N ──┐                      ┌── lb1..L   (xlb on eth0)
 #                brc ── router ── brs ──┤
-#   (MTU 1500)  203.0.113.0/24          └── b1..K    (VIP on lo, ipip/ip6tnl)
+#               203.0.113.0/24          └── b1..K    (VIP on lo, ipip/ip6tnl)
 #               2001:db8:c::/64   198.51.100.0/24, 2001:db8:b::/64 (MTU $TOPO_MTU)
+#               (MTU $TOPO_CLIENT_MTU)
 #
 # A client's packet to a VIP goes to the router, which routes the VIP to its
 # balancer; xlb encapsulates it (IPIP or IP6IP6) to a backend on the same
@@ -31,6 +32,11 @@
 # so a full-size client packet still fits once encapsulated. With
 # TOPO_MTU=1500, TOPO_ADVMSS=1 makes backends advertise an MSS small enough
 # for the overhead instead (what a network that cannot raise its MTU does).
+# TOPO_CLIENT_MTU (default 1500) is the clients' side: 9000 with TOPO_MTU
+# 9100 carries jumbo frames end to end. A TOPO_MTU above what a veth takes
+# for a single-buffer XDP program (3498) gets the multi-buffer builds,
+# xlb.frags.bpf.o and pass.frags.bpf.o in section xdp.frags (topo_obj);
+# `xlb host setup` loads decap.bpf.o multi-buffer by itself.
 #
 # Decapsulation (TOPO_DECAP): auto takes the kernel's ipip and ip6tnl
 # devices in external mode where the kernel has them (Debian's kernels, the
@@ -75,10 +81,12 @@ TOPO_CLIENTS=${TOPO_CLIENTS:-2}
 TOPO_BALANCERS=${TOPO_BALANCERS:-1}
 TOPO_BACKENDS=${TOPO_BACKENDS:-4}
 TOPO_MTU=${TOPO_MTU:-1600}
+TOPO_CLIENT_MTU=${TOPO_CLIENT_MTU:-1500}
 TOPO_ADVMSS=${TOPO_ADVMSS:-0}
 TOPO_PIN=${TOPO_PIN:-private}
 TOPO_SHARED_VIP=${TOPO_SHARED_VIP:-0}
 TOPO_DECAP=${TOPO_DECAP:-auto}
+TOPO_LB_NIC=${TOPO_LB_NIC:-}
 TOPO_PORT=${TOPO_PORT:-80}
 TOPO_UDP_PORT=${TOPO_UDP_PORT:-5000}
 TOPO_DEFAULT_ROOT=/sys/fs/bpf
@@ -136,11 +144,24 @@ topo_batch() { topo_in "$1" ip -batch -; }
 # that a frame in a capture names its sender.
 topo_mac() { printf '02:00:00:%s:00:%02x' "$1" "$2"; }
 
+# topo_obj NAME: the object of program NAME for `ip link ... xdp obj`, in
+# section $(topo_sec): the multi-buffer build where TOPO_MTU is above what
+# a veth takes for a single-buffer program ("Peer MTU is too large to set
+# XDP").
+topo_obj() {
+	if ((TOPO_MTU > 3498)); then
+		echo "$TOPO_BUILD/$1.frags.bpf.o"
+	else
+		echo "$TOPO_BUILD/$1.bpf.o"
+	fi
+}
+topo_sec() { if ((TOPO_MTU > 3498)); then echo xdp.frags; else echo xdp; fi; }
+
 # The router: a bridge per side, the peer of every host's eth0 as a port.
 topo_router_batch() {
 	local i
 	echo "link set lo up"
-	echo "link add brc mtu 1500 type bridge"
+	echo "link add brc mtu $TOPO_CLIENT_MTU type bridge"
 	echo "link add brs mtu $TOPO_MTU type bridge"
 	echo "addr add 203.0.113.1/24 dev brc"
 	echo "addr add 2001:db8:c::1/64 dev brc nodad"
@@ -149,17 +170,23 @@ topo_router_batch() {
 	echo "link set brc up"
 	echo "link set brs up"
 	for ((i = 1; i <= TOPO_CLIENTS; i++)); do
-		echo "link add c$i mtu 1500 type veth peer name eth0" \
-		     "netns ${TOPO_NS_CLIENT[i]} address $(topo_mac 0c $i) mtu 1500"
+		echo "link add c$i mtu $TOPO_CLIENT_MTU type veth peer name eth0" \
+		     "netns ${TOPO_NS_CLIENT[i]} address $(topo_mac 0c $i) mtu $TOPO_CLIENT_MTU"
 		echo "link set c$i master brc up"
 	done
 	for ((i = 1; i <= TOPO_BALANCERS; i++)); do
-		echo "link add lb$i mtu $TOPO_MTU type veth peer name eth0" \
-		     "netns ${TOPO_NS_LB[i]} address $(topo_mac 1b $i) mtu $TOPO_MTU"
-		echo "link set lb$i master brs up"
-		# The balancer's frames leave eth0 by XDP_TX; on veth they
-		# reach the peer only when it runs an XDP program too.
-		echo "link set dev lb$i xdpdrv obj $TOPO_BUILD/pass.bpf.o sec xdp"
+		if ((i == 1)) && [[ -n $TOPO_LB_NIC ]]; then
+			# The NIC's far end, moved here by topo_up.
+			echo "link set lb1 master brs up"
+		else
+			echo "link add lb$i mtu $TOPO_MTU type veth peer name eth0" \
+			     "netns ${TOPO_NS_LB[i]} address $(topo_mac 1b $i) mtu $TOPO_MTU"
+			echo "link set lb$i master brs up"
+			# The balancer's frames leave eth0 by XDP_TX; on veth
+			# they reach the peer only when it runs an XDP program
+			# too.
+			echo "link set dev lb$i xdpdrv obj $(topo_obj pass) sec $(topo_sec)"
+		fi
 		((TOPO_SHARED_VIP)) && continue
 		echo "route add ${TOPO_VIP4[i]}/32 via ${TOPO_LB4[i]}"
 		echo "route add ${TOPO_VIP6[i]}/128 via ${TOPO_LB6[i]}"
@@ -337,7 +364,7 @@ topo_pins_default() {
 topo_check() {
 	local f
 	[[ $(id -u) -eq 0 ]] || topo_err "must run as root" || return 1
-	for f in "$TOPO_BUILD/xlb.bpf.o" "$TOPO_BUILD/pass.bpf.o" "$TOPO_BUILD/decap.bpf.o" \
+	for f in "$(topo_obj xlb)" "$(topo_obj pass)" "$TOPO_BUILD/decap.bpf.o" \
 		 "$TOPO_BUILD/tools/xlb-echo" "$TOPO_BUILD/xlb"; do
 		[[ -e $f ]] || topo_err "$f is missing: run make first" || return 1
 	done
@@ -352,6 +379,24 @@ topo_check() {
 				 "refusing to share them:" $(topo_pins_default) || return 1 ;;
 	*)	topo_err "TOPO_PIN must be private or default" ;;
 	esac
+}
+
+# TOPO_LB_NIC="DEV PEER": lb1's eth0 is DEV, a device of this namespace
+# (a NIC), and the router's port towards it PEER, the device at the other
+# end of DEV's wire (vmtest/run.sh wires virtio-net NICs in pairs), in
+# place of a veth pair. Both are moved into the namespaces, renamed eth0
+# and lb1; deleting the namespaces gives them back.
+topo_take_nic() {
+	local dev peer
+	[[ -n $TOPO_LB_NIC ]] || return 0
+	read -r dev peer <<<"$TOPO_LB_NIC"
+	[[ -e /sys/class/net/$dev && -e /sys/class/net/$peer ]] ||
+		topo_err "TOPO_LB_NIC: no devices $dev and $peer here" || return 1
+	ip link set dev "$dev" netns "${TOPO_NS_LB[1]}" || return 1
+	ip link set dev "$peer" netns "$TOPO_NS_RT" || return 1
+	ip -n "${TOPO_NS_LB[1]}" link set dev "$dev" name eth0 \
+		address "$(topo_mac 1b 1)" mtu "$TOPO_MTU" || return 1
+	ip -n "$TOPO_NS_RT" link set dev "$peer" name lb1 mtu "$TOPO_MTU"
 }
 
 topo_up() {
@@ -373,12 +418,14 @@ topo_up() {
 		echo "netns add $ns"
 	done | ip -batch - || return 1
 	topo_sysctls || return 1
+	topo_take_nic || return 1
 	topo_router_batch | topo_batch "$TOPO_NS_RT" || return 1
 	# A NIC puts complete checksums on the wire; a veth hands over a
 	# locally made packet with its TCP/UDP checksum still to be filled in
 	# (CHECKSUM_PARTIAL), which XDP_TX would send on unfinished. The
 	# router's port towards each balancer finishes it in software.
 	for ((i = 1; i <= TOPO_BALANCERS; i++)); do
+		((i == 1)) && [[ -n $TOPO_LB_NIC ]] && continue
 		topo_in "$TOPO_NS_RT" ethtool -K lb$i tx off >/dev/null || return 1
 	done
 	for ((i = 1; i <= TOPO_CLIENTS; i++)); do
@@ -431,7 +478,7 @@ topo_attach() {
 			echo "$dir" >"$TOPO_RUN/pin-dir" || return 1
 	fi
 	TC_BPF_MNT=$root topo_in "${TOPO_NS_LB[j]}" ip link set dev eth0 xdpdrv \
-		obj "$TOPO_BUILD/xlb.bpf.o" sec xdp || return 1
+		obj "$(topo_obj xlb)" sec "$(topo_sec)" || return 1
 	[[ -e $dir/xlb_config ]] ||
 		topo_err "ip link pinned xlb's maps elsewhere than $dir" || return 1
 }

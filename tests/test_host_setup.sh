@@ -21,6 +21,8 @@
 #    whose write fails midway (an IPv6 VIP where lo has IPv6 off: what it
 #    did before is undone);
 #  - two namespaces sharing the host's bpffs each keep their own setup;
+#  - at MTU 9000 (jumbo frames) decap.bpf.o is attached natively, loaded
+#    multi-buffer, with nothing to say about the MTU;
 #  - --decap kernel: where the kernel has no ipip driver, refused with a
 #    line that says so and nothing changed; where it has, the same round
 #    trip as decap.bpf.o's.
@@ -303,6 +305,22 @@ if [[ -n ${p1:-} && -n ${p2:-} && $p1 != "$p2" && $v2 == '[["192.0.2.20"],true]'
 	tl_pass two_namespaces_keep_their_own
 else
 	tl_fail two_namespaces_keep_their_own "programs ${p1:-?} ${p2:-?}, second: $v2 $(cat "$TMP/err")"
+fi
+
+# ---- jumbo frames ----
+# A veth takes a single-buffer program natively only up to MTU 3498: at
+# 9000, native mode is the multi-buffer program's.
+if tl_netns NS3 h3 && tl_netns PEER3 p3 && backend "$NS3" "$PEER3" &&
+	ip -n "$NS3" link set eth0 mtu 9000 && ip -n "$PEER3" link set p0 mtu 9000; then
+	tl_on_exit "nsenter --net=/run/netns/$NS3 $XLB host teardown eth0"
+	tl_in "$NS3" "$XLB" host setup eth0 --vip "$VIPS" "${LBS[@]}" 2>"$TMP/err"
+	rc=$?
+	mode=$(tl_in "$NS3" "$XLB" -j host show | jq -r '.attach_mode')
+	echo "  at MTU 9000: setup exit $rc, attached $mode, said '$(cat "$TMP/err")'"
+	tl_check jumbo_mtu_attaches_natively test "$rc" -eq 0 -a "$mode" = native -a ! -s "$TMP/err"
+	tl_in "$NS3" "$XLB" host teardown eth0 >/dev/null 2>&1
+else
+	tl_fail jumbo_mtu_attaches_natively "cannot create the namespaces"
 fi
 
 # ---- the kernel's tunnel devices ----

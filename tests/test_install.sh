@@ -38,7 +38,8 @@ R=$D/root
 UNITS=$R$PREFIX/lib/systemd/system
 
 missing=
-for f in "sbin/xlb 755" "lib/xlb/xlb.bpf.o 644" "lib/xlb/decap.bpf.o 644" \
+for f in "sbin/xlb 755" "lib/xlb/xlb.bpf.o 644" "lib/xlb/xlb.frags.bpf.o 644" \
+	 "lib/xlb/decap.bpf.o 644" "lib/xlb/decap.frags.bpf.o 644" \
 	 "share/man/man8/xlb.8 644" "lib/systemd/system/xlb.service 644" \
 	 "lib/systemd/system/xlb-health.service 644" \
 	 "lib/systemd/system/xlb-host.service 644"; do
@@ -48,7 +49,8 @@ done
 [[ -f $R/etc/default/xlb && -f $R/etc/default/xlb-host && -d $R/etc/xlb ]] ||
 	missing+=" /etc/default/xlb, /etc/default/xlb-host or /etc/xlb/"
 if [[ -n $missing ]]; then tl_fail install_puts_every_file "missing or wrong mode:$missing"; else tl_pass install_puts_every_file; fi
-tl_check install_objects_are_the_build cmp -s "$R$PREFIX/lib/xlb/decap.bpf.o" "$BUILD/decap.bpf.o"
+tl_check install_objects_are_the_build sh -c "cmp -s '$R$PREFIX/lib/xlb/decap.bpf.o' '$BUILD/decap.bpf.o' &&
+	cmp -s '$R$PREFIX/lib/xlb/decap.frags.bpf.o' '$BUILD/decap.frags.bpf.o'"
 
 # Every command of the units is the installed xlb, and nothing is left
 # to fill in.

@@ -6,8 +6,6 @@
  */
 #include <errno.h>
 #include <net/if.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +22,7 @@
 #include "neigh.h"
 #include "settings.h"
 #include "update.h"
+#include "xdp_frags.h"
 #include "xlb.skel.h"
 
 #define ATTACH_USAGE "xlb attach DEV [--mode native|generic] [--conntrack-size N]"
@@ -65,43 +64,6 @@ static int ifindex_of(const char *dev)
 	if (!ifindex)
 		p_err("no device %s", dev);
 	return ifindex;
-}
-
-/* The MTU of dev in this network namespace, 0 when it cannot be read. */
-static int mtu_of(const char *dev)
-{
-	struct ifreq ifr = {};
-	int fd, mtu = 0;
-
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 0;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
-	if (!ioctl(fd, SIOCGIFMTU, &ifr))
-		mtu = ifr.ifr_mtu;
-	close(fd);
-	return mtu;
-}
-
-/* Does the kernel load XDP programs that take frames of several buffers
- * (Linux 5.18)? */
-static bool xdp_frags_supported(void)
-{
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0,
-		  .imm = XDP_PASS },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts,
-		    .prog_flags = BPF_F_XDP_HAS_FRAGS);
-	int fd;
-
-	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xlb_frags", "GPL", insns,
-			   sizeof(insns) / sizeof(insns[0]), &opts);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
 }
 
 /* The xlb program among those attached to ifindex, or NULL. The name is
@@ -256,7 +218,7 @@ int do_attach(int argc, char **argv)
 	bool is_attached = false;
 	int ct_fd = -1;
 	const char *dev;
-	char msg[128];
+	char msg[128], why[256];
 	int ifindex, err;
 
 	err = xlb_cmd_args(opts, &argc, argv, attach_help, 1, ATTACH_USAGE);
@@ -296,12 +258,13 @@ int do_attach(int argc, char **argv)
 	skel->rodata->xlb_ct_mask = slots - 1;
 	/* Multi-buffer where the kernel has it: jumbo frames
 	 * (bpf/xlb.bpf.c). */
-	if (xdp_frags_supported())
+	if (xlb_xdp_frags_supported())
 		bpf_program__set_flags(skel->progs.xlb_xdp,
 				       bpf_program__flags(skel->progs.xlb_xdp) |
 				       BPF_F_XDP_HAS_FRAGS);
 	else
-		p_info("xlb: this kernel has no multi-buffer XDP (Linux 5.18): the program is loaded for single-buffer frames, so the device's MTU must fit one page (3498 on veth)");
+		p_info("xlb: this kernel has no multi-buffer XDP (Linux 5.18): the program is loaded for single-buffer frames, so the device's MTU must fit one page (%d on veth)",
+		       XLB_XDP_PAGE_MTU);
 	prog_opts.obj = skel->obj;
 	prog_opts.prog_name = bpf_program__name(skel->progs.xlb_xdp);
 	prog = xdp_program__create(&prog_opts);
@@ -313,14 +276,13 @@ int do_attach(int argc, char **argv)
 		goto cleanup;
 	}
 	err = xdp_program__attach(prog, ifindex, mode, 0);
-	if (err == -ERANGE && mode != XDP_MODE_SKB) {
-		/* The driver's refusal of a frame larger than one buffer:
-		 * its errno says nothing of the MTU. */
-		p_err("cannot attach to %s: its MTU %d (a veth's: its peer's too) is above what its driver takes for XDP%s: lower it (3498 fits veth: ip link set dev %s mtu 3498), or attach with --mode generic, which takes any MTU at a cost per packet",
-		      dev, mtu_of(dev),
-		      bpf_program__flags(skel->progs.xlb_xdp) & BPF_F_XDP_HAS_FRAGS ?
-		      " (the driver has no multi-buffer XDP)" :
-		      " without multi-buffer support, which this kernel lacks", dev);
+	if (mode != XDP_MODE_SKB && xlb_xdp_mtu_refused(err, dev)) {
+		/* The driver's refusal of a frame larger than one buffer: its
+		 * errno says nothing of the MTU. */
+		xlb_xdp_mtu_refusal(dev, bpf_program__flags(skel->progs.xlb_xdp) &
+					 BPF_F_XDP_HAS_FRAGS, why, sizeof(why));
+		p_err("cannot attach to %s: %s, or attach with --mode generic, which takes any MTU at a cost per packet",
+		      dev, why);
 		goto cleanup;
 	}
 	if (err) {

@@ -26,6 +26,7 @@
 #include "host_record.h"
 #include "neigh.h"
 #include "report.h"
+#include "xdp_frags.h"
 
 enum step_kind {
 	STEP_TUNNELS_ADD,	/* the two devices, up, their sysctls */
@@ -900,13 +901,44 @@ static int tunnels_del(struct xlb_rtnl *nl)
 	return err ?: err6 == -ENODEV ? 0 : err6;
 }
 
+/* decap.bpf.o loaded, pinned and attached (xlb_decap_install()):
+ * multi-buffer where the kernel has it, so that a device at a jumbo MTU
+ * takes it natively. Returns 0 or -errno, the error printed. */
+static int decap_install(const struct plan *p)
+{
+	const char *dev = p->next.spec.dev, *what = "";
+	bool frags = xlb_xdp_frags_supported();
+	char why[256];
+	int err, native_err;
+
+	if (!frags)
+		p_info("xlb: this kernel has no multi-buffer XDP (Linux 5.18): decap.bpf.o is loaded for single-buffer frames, so %s's MTU must fit one page (%d on veth) for native mode",
+		       dev, XLB_XDP_PAGE_MTU);
+	err = xlb_decap_install(p->next.pin_dir, p->ifindex, &p->want, frags,
+				&native_err, &what);
+	if (!xlb_xdp_mtu_refused(native_err, dev)) {
+		if (err)
+			p_err("cannot %s (decap.bpf.o on %s): %s%s", what, dev,
+			      strerror(-err), err == -EPERM ? " (not root?)" : "");
+		return err;
+	}
+	/* Generic mode takes any MTU, at a cost per packet. */
+	xlb_xdp_mtu_refusal(dev, frags, why, sizeof(why));
+	if (!err)
+		p_info("xlb: note: decap.bpf.o runs in generic mode on %s: %s for native mode",
+		       dev, why);
+	else
+		p_err("cannot attach decap.bpf.o to %s, and generic mode refused it too (%s): %s, or decapsulate with the kernel's tunnel devices (--decap kernel)",
+		      dev, strerror(-err), why);
+	return err;
+}
+
 /* The step, or its inverse. Returns 0 or -errno, the error printed. */
 static int run_step(struct xlb_host *h, struct plan *p, const struct step *s,
 		    bool undo)
 {
 	char a[XLB_ADDR_STRLEN], name[XLB_SYSCTL_KEY_LEN];
 	struct xlb_nexthop_state nh = s->nh;
-	const char *what = "";
 	bool add;
 	int err = 0;
 
@@ -971,14 +1003,7 @@ static int run_step(struct xlb_host *h, struct plan *p, const struct step *s,
 			break;
 		}
 		/* Prints its own error. */
-		err = xlb_pin_dir_prepare(p->next.pin_dir);
-		if (err)
-			break;
-		err = xlb_decap_install(p->next.pin_dir, p->ifindex, &p->want, &what);
-		if (err)
-			p_err("cannot %s (decap.bpf.o on %s): %s%s", what,
-			      p->next.spec.dev, strerror(-err),
-			      err == -EPERM ? " (not root?)" : "");
+		err = xlb_pin_dir_prepare(p->next.pin_dir) ?: decap_install(p);
 		break;
 	case STEP_DECAP_MAPS:
 		err = undo ? xlb_decap_write(&p->fds, &p->want, &p->have) :

@@ -254,7 +254,7 @@ bool xlb_decap_equal(const struct xlb_decap_content *a,
 			sizeof(a->out[0]));
 }
 
-int xlb_decap_attach(int prog_fd, int ifindex)
+int xlb_decap_attach(int prog_fd, int ifindex, int *native_err)
 {
 	int err;
 
@@ -263,6 +263,7 @@ int xlb_decap_attach(int prog_fd, int ifindex)
 	 * large for it, ERANGE). Never in place of another program. */
 	err = bpf_xdp_attach(ifindex, prog_fd,
 			     XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_DRV_MODE, NULL);
+	*native_err = err;
 	if (err && err != -EEXIST && err != -EBUSY)
 		err = bpf_xdp_attach(ifindex, prog_fd,
 				     XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_SKB_MODE,
@@ -358,7 +359,8 @@ int xlb_decap_remove(const char *dir, int ifindex)
 }
 
 int xlb_decap_install(const char *dir, int ifindex,
-		      const struct xlb_decap_content *c, const char **what)
+		      const struct xlb_decap_content *c, bool frags,
+		      int *native_err, const char **what)
 {
 	struct xlb_decap_content empty;
 	struct xlb_decap_fds fds;
@@ -368,10 +370,19 @@ int xlb_decap_install(const char *dir, int ifindex,
 	int err;
 
 	fds_init(&fds);
+	*native_err = 0;
 	*what = "load the program";
-	skel = decap__open_and_load();
+	skel = decap__open();
 	if (!skel)
 		return -errno ?: -EINVAL;
+	/* Multi-buffer: jumbo frames (bpf/decap.bpf.c). */
+	if (frags)
+		bpf_program__set_flags(skel->progs.xdp_decap,
+				       bpf_program__flags(skel->progs.xdp_decap) |
+				       BPF_F_XDP_HAS_FRAGS);
+	err = decap__load(skel);
+	if (err)
+		goto out_skel;
 	fds.prog = bpf_program__fd(skel->progs.xdp_decap);
 	fds.cfg = bpf_map__fd(skel->maps.xlb_decap_cfg);
 	fds.stats = bpf_map__fd(skel->maps.xlb_decap_stats);
@@ -399,10 +410,11 @@ int xlb_decap_install(const char *dir, int ifindex,
 	if (err)
 		goto out;
 	*what = "attach it";
-	err = xlb_decap_attach(fds.prog, ifindex);
+	err = xlb_decap_attach(fds.prog, ifindex, native_err);
 out:
 	if (err)
 		unpin_all(dir);
+out_skel:
 	/* The skeleton's fds are its own: the pins and the attachment hold
 	 * the program now. */
 	decap__destroy(skel);

@@ -48,17 +48,20 @@ bool xlb_decap_equal(const struct xlb_decap_content *a,
 		     const struct xlb_decap_content *b);
 
 /*
- * Load the program with its maps holding c, pin it and them in dir (which
- * must exist, empty), attach it to ifindex: native mode where the driver
- * has it, generic otherwise (as `ip link set dev DEV xdp obj` does). On
- * failure nothing is left: no pin, no program on ifindex. *what names the
- * step that failed.
+ * Load the program with its maps holding c, multi-buffer when frags (the
+ * kernel must have it: xlb_xdp_frags_supported()), pin it and them in dir
+ * (which must exist, empty), attach it to ifindex: native mode where the
+ * driver has it, generic otherwise (as `ip link set dev DEV xdp obj`
+ * does). *native_err is native mode's refusal (0 when it took the
+ * program), which a device's MTU may explain. On failure nothing is left:
+ * no pin, no program on ifindex. *what names the step that failed.
  */
 int xlb_decap_install(const char *dir, int ifindex,
-		      const struct xlb_decap_content *c, const char **what);
+		      const struct xlb_decap_content *c, bool frags,
+		      int *native_err, const char **what);
 
 /* Attach the pinned program (fds->prog) to ifindex, as above. */
-int xlb_decap_attach(int prog_fd, int ifindex);
+int xlb_decap_attach(int prog_fd, int ifindex, int *native_err);
 
 /* Detach the program pinned in dir from ifindex if it is the one
  * attached there, and remove the pins and dir. What is already gone is no
