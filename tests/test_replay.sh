@@ -8,7 +8,9 @@
 #  - bad input (missing, truncated or non-capture file, a trace without a
 #    TCP/UDP flow, more backends than table slots, bad options) gets one
 #    error line, a non-zero exit and leaves no file behind;
-#  - with root, --via bpf gives the per-backend loads --via model gives.
+#  - with root, --via bpf gives the per-backend loads --via model gives;
+#    at a path MTU (--mtu 1500) too, with the packets answered too big
+#    counted alike in the table and JSON; a bad --mtu is refused.
 #  - --churn on a trace of long flows: every mode's count in the table,
 #    JSON and CSV alike; tracking without moves breaks what the optimum
 #    does, moves add to it, the table alone breaks the most; a sequence
@@ -121,6 +123,10 @@ bad replay_bad_via "expected model or bpf" --via xdp "$TMP/t.pcap"
 bad replay_bpf_not_maglev "use --algo maglev" --via bpf --algo ring "$TMP/t.pcap"
 bad replay_unknown_option "unknown option '--frobnicate'" --frobnicate "$TMP/t.pcap"
 bad replay_no_capture "no capture file given" --backends 3
+bad replay_mtu_below_ipv6 "bad --mtu '1279': out of range 1280..10226" --via bpf --mtu 1279 "$TMP/t.pcap"
+bad replay_mtu_above_frames "bad --mtu '10227': out of range 1280..10226" --via bpf --mtu 10227 "$TMP/t.pcap"
+bad replay_mtu_not_a_number "bad --mtu 'jumbo': not a number" --via bpf --mtu jumbo "$TMP/t.pcap"
+bad replay_mtu_without_bpf "--mtu is the path MTU of the XDP program's run: it needs --via bpf" --mtu 1500 "$TMP/t.pcap"
 
 "$XLB" -j replay "$TMP/cut.pcap" >"$TMP/out" 2>/dev/null
 tl_check replay_json_error [ "$(jq -r '.error' "$TMP/out")" != null ]
@@ -201,5 +207,16 @@ if tl_require_root replay_via_bpf; then
 	else
 		tl_fail replay_via_bpf "bpf $(loads "$TMP/jb") model $(loads "$TMP/jm") $(cat "$TMP/err")"
 	fi
+	tl_check replay_via_bpf_no_mtu_no_too_big [ "$(jq -c '[.too_big, .params.mtu]' "$TMP/jb")" = "[null,null]" ]
+	"$XLB" -j replay --via bpf --mtu 1500 --backends 10 --remove 1 "$TMP/b.pcap" >"$TMP/jt" 2>"$TMP/err"
+	if [[ -s $TMP/jt ]] && [[ $(loads "$TMP/jt") == "$(loads "$TMP/jm")" ]]; then
+		tl_pass replay_mtu_same_backends
+	else
+		tl_fail replay_mtu_same_backends "$(cat "$TMP/err")"
+	fi
+	tl_check replay_mtu_json [ "$(jq -c '.too_big | [.path_mtu, .encap_bytes, .packets > 0, .flows > 0, .flows <= .packets, .next_hop_mtu_ipv4, .next_hop_mtu_ipv6]' "$TMP/jt")" = "[1500,40,true,true,true,1460,1460]" ]
+	"$XLB" replay --via bpf --mtu 1500 --backends 10 --remove 1 "$TMP/b.pcap" >"$TMP/tt" 2>"$TMP/err"
+	want=$(jq -r '.too_big | "ICMP too big: \(.packets) packets of \(.flows) flows (path MTU 1500, 40 bytes of encapsulation)"' "$TMP/jt")
+	tl_check replay_mtu_table_matches_json grep -qF "mtu        $want" "$TMP/tt"
 fi
 exit $TL_FAILED

@@ -31,8 +31,8 @@ static int replay_help(void)
 "Usage: xlb replay [--algo LIST] [--table-size M] [--vnodes V]\n"
 "                  [--backends N | BACKEND[:WEIGHT]...]\n"
 "                  [--remove K | --add K[:WEIGHT] | --reweight ADDR=W...]\n"
-"                  [--via model|bpf] [--seed HEX] [--csv DIR] [--plot DIR]\n"
-"                  PCAP...\n"
+"                  [--via model|bpf [--mtu MTU]] [--seed HEX] [--csv DIR]\n"
+"                  [--plot DIR] PCAP...\n"
 "       xlb replay --churn EVENTS|@FILE [--balancers L] [--ecmp MODEL]\n"
 "                  [--history KEEP] [--algo LIST] [--table-size M] [--vnodes V]\n"
 "                  [--backends N | BACKEND[:WEIGHT]...] [--seed HEX] [--csv DIR]\n"
@@ -49,6 +49,10 @@ static int replay_help(void)
 "            --reweight  ADDR's weight becomes W (repeatable)\n"
 "  --via     model: the userspace tables; bpf: every packet through the XDP\n"
 "            program with BPF_PROG_TEST_RUN (root; maglev only)\n"
+"  --mtu     with --via bpf: the path MTU to the backends, %u..%u; the\n"
+"            client's packets run at their captured length (IPv4 with DF),\n"
+"            and those too big once encapsulated (%u bytes, IP6IP6) must be\n"
+"            answered with ICMP too big, which the report counts\n"
 "  --seed    the flow hash key, 32 hex digits (default fixed)\n"
 "  --churn   changes over time, TIME:ACTION, comma-separated (or one a line\n"
 "            in FILE), TIME from each capture's start (90s, 1500ms); ACTION:\n"
@@ -63,7 +67,8 @@ static int replay_help(void)
 "Every flow is addressed to VIP " REPLAY_VIP4 " or " REPLAY_VIP6 " at its own\n"
 "server port: its client (the side that sent the SYN, else the first\n"
 "packet) keeps address and port. -j prints JSON; -v adds per-backend loads.\n",
-		XLB_DEFAULT_TABLE_SIZE);
+		XLB_DEFAULT_TABLE_SIZE, REPLAY_BPF_MTU_MIN, REPLAY_BPF_MTU_MAX,
+		REPLAY_BPF_ENCAP_LEN);
 	return 0;
 }
 
@@ -215,6 +220,19 @@ static int parse_via(const char *opt, const char *val, void *dest)
 	return 0;
 }
 
+static int parse_mtu(const char *opt, const char *val, void *dest)
+{
+	const char *why;
+
+	if (xlb_u32_parse(val, REPLAY_BPF_MTU_MIN, REPLAY_BPF_MTU_MAX, dest,
+			  &why)) {
+		p_err("bad %s '%s': %s (from IPv6's minimum to the largest "
+		      "packet the sandbox's frames hold)", opt, val, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_key(const char *opt, const char *val, void *dest)
 {
 	const char *why;
@@ -273,6 +291,7 @@ static int parse_args(int argc, char **argv, struct replay_args *a,
 		XLB_OPT_FN("--add", parse_add, a),
 		{ "--reweight", NULL, parse_reweight, a, true },
 		XLB_OPT_FN("--via", parse_via, r),
+		XLB_OPT_FN("--mtu", parse_mtu, &r->mtu),
 		XLB_OPT_FN("--seed", parse_key, r->key),
 		XLB_OPT_FN("--csv", xlb_opt_str, &a->csv_dir),
 		XLB_OPT_FN("--plot", xlb_opt_str, &a->plot_dir),
@@ -485,6 +504,11 @@ static int check_via(struct replay_args *a, struct replay_report *r)
 {
 	int k;
 
+	if (r->mtu && !r->via_bpf) {
+		p_err("--mtu is the path MTU of the XDP program's run: it needs "
+		      "--via bpf");
+		return -EINVAL;
+	}
 	if (!r->via_bpf)
 		return 0;
 	if (!a->algos_given) {
@@ -571,7 +595,7 @@ static int assign(struct replay_report *r, enum lb_algo_kind k, int phase,
 		return -ENOMEM;
 	if (dp)
 		err = replay_assign_bpf(dp, &r->params, set, n, &r->rf, pk,
-					a->assign[phase]);
+					a->assign[phase], &r->too_big);
 	else
 		err = replay_assign_model(k, &r->params, set, n, &r->rf,
 					  a->assign[phase]);
@@ -624,7 +648,7 @@ static int run(struct replay_args *a, struct replay_report *r)
 		goto cleanup;
 	if (pk) {
 		replay_packets_resolve(pk, &r->rf);
-		err = replay_bpf_open(r->key, &dp);
+		err = replay_bpf_open(r->key, r->mtu, &dp);
 		if (err)
 			goto cleanup;
 	}

@@ -73,6 +73,33 @@ static void print_set(const struct lb_backend *set, size_t n)
 	printf("%s\n", n > 16 ? " ..." : "");
 }
 
+/* A next-hop MTU the answers named, "-" when none of the family came. */
+static const char *mtu_str(__u32 mtu, char *buf, size_t len)
+{
+	if (!mtu)
+		return "-";
+	snprintf(buf, len, "%u", mtu);
+	return buf;
+}
+
+static void print_too_big(const struct replay_report *r)
+{
+	const struct replay_too_big *tb = &r->too_big;
+	char m4[16], m6[16];
+
+	printf("mtu        ICMP too big: %llu packets of %llu flows (path MTU %u, "
+	       "%u bytes of encapsulation); next-hop MTU answered %s IPv4, "
+	       "%s IPv6", (unsigned long long)tb->packets,
+	       (unsigned long long)tb->flows, r->mtu, REPLAY_BPF_ENCAP_LEN,
+	       mtu_str(tb->mtu4, m4, sizeof(m4)),
+	       mtu_str(tb->mtu6, m6, sizeof(m6)));
+	if (tb->dropped)
+		printf("; %llu more dropped, from clients never answered "
+		       "(loopback, multicast, broadcast)",
+		       (unsigned long long)tb->dropped);
+	printf("\n");
+}
+
 static void print_header(const struct replay_report *r)
 {
 	const struct trace_stats *s = &r->trace.stats;
@@ -105,6 +132,8 @@ static void print_header(const struct replay_report *r)
 		printf("change     %s -> ", r->change_text);
 		print_set(r->set[1], r->n_set[1]);
 	}
+	if (r->mtu)
+		print_too_big(r);
 }
 
 static void print_balance_row(const char *label, double flows_max,
@@ -326,6 +355,24 @@ static json_object *j_balance(const struct replay_spread *sp)
 	return o;
 }
 
+static json_object *j_too_big(const struct replay_report *r)
+{
+	const struct replay_too_big *tb = &r->too_big;
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "path_mtu", j_u64(r->mtu));
+	json_object_object_add(o, "encap_bytes", j_u64(REPLAY_BPF_ENCAP_LEN));
+	json_object_object_add(o, "packets", j_u64(tb->packets));
+	json_object_object_add(o, "flows", j_u64(tb->flows));
+	json_object_object_add(o, "dropped_unanswerable", j_u64(tb->dropped));
+	/* What the answers named; null when no packet of the family was. */
+	json_object_object_add(o, "next_hop_mtu_ipv4",
+			       tb->mtu4 ? j_u64(tb->mtu4) : NULL);
+	json_object_object_add(o, "next_hop_mtu_ipv6",
+			       tb->mtu6 ? j_u64(tb->mtu6) : NULL);
+	return o;
+}
+
 static json_object *j_disruption(const struct replay_disruption *d)
 {
 	json_object *o = json_object_new_object();
@@ -363,7 +410,11 @@ int replay_print_json(const struct replay_report *r)
 				       xlb_seed_str(r->key, seed, sizeof(seed))));
 	json_object_object_add(params, "via", json_object_new_string(
 				       r->via_bpf ? "bpf" : "model"));
+	if (r->mtu)
+		json_object_object_add(params, "mtu", j_u64(r->mtu));
 	json_object_object_add(root, "params", params);
+	if (r->mtu)
+		json_object_object_add(root, "too_big", j_too_big(r));
 	json_object_object_add(root, "backends",
 			       j_set(r->set[0], r->n_set[0], NULL));
 	if (r->change != CHANGE_NONE) {

@@ -8,6 +8,7 @@
 #define XLB_REPLAY_REPORT_H
 
 #include "replay.h"
+#include "replay_bpf.h"
 #include "replay_churn.h"
 
 enum replay_change {
@@ -34,6 +35,7 @@ struct replay_report {
 	struct lb_params params;
 	__u64 key[2];
 	bool via_bpf;
+	__u32 mtu;				/* --mtu; 0: not given */
 	enum replay_change change;
 	char change_text[128];
 	struct lb_backend *set[2];		/* before, after */
@@ -44,6 +46,9 @@ struct replay_report {
 	struct replay_flows rf;
 	struct replay_random random[2];
 	struct replay_algo algo[LB__MAX];
+	/* --mtu: the packets answered too big, the same before and after
+	 * a change (they depend on the packets' sizes alone). */
+	struct replay_too_big too_big;
 
 	/* --churn: a sequence of changes instead of one (NULL without); its
 	 * report replaces balance and disruption, an algorithm's done says

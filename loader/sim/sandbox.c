@@ -64,6 +64,15 @@ int xlb_sandbox_ip(const char *batch)
 	return status == 0 ? 0 : -EIO;
 }
 
+int xlb_sandbox_route_mtu(const char *prefix6, __u32 mtu)
+{
+	char batch[256];
+
+	snprintf(batch, sizeof(batch), "route add %s via " XLB_SANDBOX_GW6
+		 " dev " XLB_SANDBOX_IF_IN " mtu lock %u\n", prefix6, mtu);
+	return xlb_sandbox_ip(batch);
+}
+
 static int write_sysctl(const char *path, const char *value)
 {
 	int fd, ok;
@@ -153,7 +162,11 @@ int xlb_obj_maps(struct bpf_object *obj, struct xlb_obj_maps *m)
 int xlb_sandbox_run(int prog_fd, int ifindex, const void *in, __u32 len,
 		void *out, __u32 *out_len, __u32 *retval)
 {
-	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = ifindex };
+	struct xdp_md ctx = {
+		.data_end = len < XLB_SANDBOX_FIRST_BUFFER ? len :
+							    XLB_SANDBOX_FIRST_BUFFER,
+		.ingress_ifindex = ifindex,
+	};
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
 		    .data_in = in,
 		    .data_size_in = len,

@@ -65,6 +65,13 @@ struct xlb_sandbox {
  * Returns 0 or -errno after p_err() (-EPERM: not root). */
 int xlb_sandbox_setup(struct xlb_sandbox *env);
 
+/*
+ * Give the route to prefix (IPv6, out of "in" to its gateway) an MTU of
+ * mtu, locked: bpf_fib_lookup checks the packets against it, not the
+ * device's. Returns 0 or -EIO.
+ */
+int xlb_sandbox_route_mtu(const char *prefix6, __u32 mtu);
+
 /* Run ip(8) with a batch of commands (one per line) in the current network
  * namespace, its output discarded. Returns 0 or -EIO. */
 int xlb_sandbox_ip(const char *batch);
@@ -91,9 +98,15 @@ struct xlb_obj_maps {
 /* Returns 0 or -ENOENT when the object lacks one of them. */
 int xlb_obj_maps(struct bpf_object *obj, struct xlb_obj_maps *maps);
 
+/* The bytes of a frame BPF_PROG_TEST_RUN puts in its first buffer: a page
+ * less XDP's headroom and the shared info at its end. */
+#define XLB_SANDBOX_FIRST_BUFFER	(4096 - 256 - 320)
+
 /*
  * Run prog once on a frame received on ifindex (0: the namespace's
- * loopback). out receives the frame as the program left it, whatever the
+ * loopback). A frame longer than XLB_SANDBOX_FIRST_BUFFER is handed over
+ * in several buffers, as a driver would, which only a multi-buffer
+ * program (BPF_F_XDP_HAS_FRAGS) takes. out receives the frame as the program left it, whatever the
  * verdict; *out_len is its capacity on entry and the frame length on
  * return. Returns 0 or -errno.
  */
