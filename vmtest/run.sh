@@ -58,6 +58,17 @@ timeout=${VMTEST_TIMEOUT:-3600}
 boot_modules=(virtio_pci 9pnet_virtio 9p overlay)
 mapfile -t suite_modules < <(sed 's/#.*//; /^[[:space:]]*$/d' vmtest/modules)
 
+# Four virtio-net NICs, wired in pairs through two of qemu's hubs (each a
+# repeater: what one NIC of a pair sends, the other receives), so that the
+# datapath runs on a real driver (vmtest/test_virtio_nic.sh) with no host
+# network in reach. The test finds them by these MAC addresses.
+nic_macs=(52:54:00:78:6c:01 52:54:00:78:6c:02 52:54:00:78:6c:03 52:54:00:78:6c:04)
+nics=()
+for i in 0 1 2 3; do
+	nics+=(-netdev "hubport,id=xn$i,hubid=$((i / 2))"
+	       -device "virtio-net-pci,netdev=xn$i,mac=${nic_macs[i]}")
+done
+
 command -v qemu-system-x86_64 >/dev/null ||
 	die "qemu-system-x86_64 not found: apt-get install qemu-system-x86 (make deps does)"
 for tool in busybox cpio gzip depmod modprobe dpkg-deb flock readelf timeout; do
@@ -226,6 +237,7 @@ chmod 0755 "$initrd/init"
 {
 	echo "export XLB_TOP=$(sq "$tree") BUILD=$(sq "$vm_build")"
 	echo "export VMTEST_BOOT_MODULES=$(sq "${boot_modules[*]}")"
+	echo "export VMTEST_NICS=$(sq "${nic_macs[*]}")"
 	echo "export HOME=/root TERM=dumb LANG=C.UTF-8"
 	for v in VMTEST_PATTERN VMTEST_PKTGEN_SECONDS ${!XLB_@}; do
 		[[ -z ${!v:-} ]] || echo "export $v=$(sq "${!v}")"
@@ -277,6 +289,7 @@ timeout -k 10 "$timeout" "${qemu_base[@]}" "${accel[@]}" -smp 2 -m 2G \
 	-device "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot" \
 	-fsdev "local,id=vmtestout,path=$work/out,security_model=passthrough" \
 	-device "virtio-9p-pci,fsdev=vmtestout,mount_tag=vmtestout" \
+	"${nics[@]}" \
 	</dev/null >"$work/qemu.log" 2>&1 &
 qemu_pid=$!
 # Line by line (sed -u): a log reader sees the tests as they run.
