@@ -6,7 +6,8 @@
  * encapsulated, every byte where it belongs; one that does not fit once
  * encapsulated is answered with ICMP like a smaller one, its quote cut
  * from a frame of several buffers; a frame whose IP packet claims more
- * bytes than all its buffers hold is dropped as malformed. The frames are
+ * bytes than all its buffers hold is dropped as malformed, and so is one
+ * whose headers go on past the first buffer. The frames are
  * run with BPF_PROG_TEST_RUN, which splits what does not fit one page
  * into fragments for a multi-buffer program.
  */
@@ -21,13 +22,13 @@
 
 static __u8 in[16384], out[16384], want[16384];
 
-/* Run a frame of len bytes, its first FIRST_BUFFER in the first buffer
- * and the rest in fragments. */
-static int run_jumbo(const void *frame, __u32 len, __u32 *out_len,
+/* Run a frame of len bytes, its first head in the first buffer and the
+ * rest in fragments. */
+static int run_split(const void *frame, __u32 len, __u32 head, __u32 *out_len,
 		     __u32 *retval)
 {
 	struct xdp_md ctx = {
-		.data_end = len < FIRST_BUFFER ? len : FIRST_BUFFER,
+		.data_end = len < head ? len : head,
 		.ingress_ifindex = fx.env.ifindex,
 	};
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
@@ -40,6 +41,13 @@ static int run_jumbo(const void *frame, __u32 len, __u32 *out_len,
 	*out_len = opts.data_size_out;
 	*retval = opts.retval;
 	return 0;
+}
+
+/* As a driver hands a jumbo frame over: a page in the first buffer. */
+static int run_jumbo(const void *frame, __u32 len, __u32 *out_len,
+		     __u32 *retval)
+{
+	return run_split(frame, len, FIRST_BUFFER, out_len, retval);
 }
 
 /* The route to VIP_MTU4's backend (out of the ingress) at MTU mtu. */
@@ -146,8 +154,54 @@ static void jumbo_frame_shorter_than_its_header_is_malformed(void)
 	ingress_mtu(XLB_SANDBOX_MTU);
 }
 
+/*
+ * A driver's first buffer may end anywhere past the headers it parses
+ * itself. Where the IP or TCP header goes on in the next buffer, the frame
+ * is dropped as malformed: headers are read from the first buffer only,
+ * and a packet to a VIP is never passed to the stack.
+ */
+static void headers_straddling_the_first_buffer_are_dropped(void)
+{
+	static const struct { __u32 head; const char *what; } cases[] = {
+		{ PKT_ETH_LEN + 10, "half the IP header" },
+		{ PKT_ETH_LEN + 20 + 2, "half the ports" },
+		{ PKT_ETH_LEN + 20 + 12, "half the TCP header" },
+	};
+	struct xlb_counter before, after;
+	struct pkt_desc d;
+	struct xlb_flow flow;
+	__u32 out_len, retval;
+	size_t i, len;
+	int err;
+
+	if (!fixture() || !ingress_mtu(9100))
+		return;
+	len = jumbo_frame(40303, 9000, true, &flow, &d);
+	/* A frame split where no header is cut, to hear the kernel's word. */
+	err = run_split(in, len, PKT_ETH_LEN + 40, &out_len, &retval);
+	if (err == -EINVAL) {
+		test_skip_env("BPF_PROG_TEST_RUN takes no first buffer shorter than a page before Linux 6.18");
+		goto out;
+	}
+	if (!ASSERT_OK(err, "split after the headers") ||
+	    !ASSERT_EQ(retval, XDP_TX, "split after the headers: forwarded"))
+		goto out;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		before = dp_counter(fx.maps.stats, XLB_STAT_DROP_MALFORMED);
+		if (!ASSERT_OK(run_split(in, len, cases[i].head, &out_len, &retval),
+			       cases[i].what))
+			continue;
+		after = dp_counter(fx.maps.stats, XLB_STAT_DROP_MALFORMED);
+		ASSERT_EQ(retval, XDP_DROP, cases[i].what);
+		ASSERT_EQ(after.packets - before.packets, 1, "counted drop_malformed");
+	}
+out:
+	ingress_mtu(XLB_SANDBOX_MTU);
+}
+
 TEST_MAIN(
 	TEST(jumbo_packet_is_forwarded_whole),
 	TEST(jumbo_packet_too_big_is_answered),
 	TEST(jumbo_frame_shorter_than_its_header_is_malformed),
+	TEST(headers_straddling_the_first_buffer_are_dropped),
 )
