@@ -31,7 +31,7 @@ ARCH_INCLUDE := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
 
 # loader/ is layered: each folder includes only the folders before it in
 # LAYERS (tests/test_layers.sh checks it). The command line comes last.
-LAYERS     := common algo sim instance host health replay cli
+LAYERS     := common algo sim instance host health inspect replay cli
 LAYER_INC  := $(addprefix -Iloader/,$(LAYERS))
 
 # `xlb version`: the tag or commit built, "-dirty" with local changes.

@@ -89,6 +89,13 @@
 #define XLB_CT_OFF() 0
 #endif
 
+/* `xlb lookup` runs the datapath on the instance's own table and must
+ * change nothing there (bpf/lookup.bpf.c): it builds with 0, which turns
+ * every write of an entry into the count the write would have made. */
+#ifndef XLB_CT_WRITES
+#define XLB_CT_WRITES 1
+#endif
+
 /* New entries made on this CPU in the current one-second window. */
 struct xlb_ct_rate {
 	__u64 window_ns;
@@ -346,7 +353,7 @@ found:
 	/* Written only when they change (the coarse clock ticks every few
 	 * milliseconds): a packet that only reads the entry leaves its cache
 	 * line clean, and other CPUs keep their copies. */
-	if (!pkt->icmp_error) {
+	if (!pkt->icmp_error && XLB_CT_WRITES) {
 		if (e.last_seen_ns != ct->now)
 			XLB_WRITE_ONCE(s->e.last_seen_ns, ct->now);
 		flags = e.flags | XLB_CT_F_ESTABLISHED;
@@ -411,7 +418,7 @@ XLB_INLINE void xlb_ct_record(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 	 * its time changes, a lone store as a hit makes, with no lock. */
 	if (s && s->e.backend_id == backend_id && s->e.gen == be->gen &&
 	    s->e.hash == hash && s->e.flags == flags) {
-		if (s->e.last_seen_ns != ct->now)
+		if (XLB_CT_WRITES && s->e.last_seen_ns != ct->now)
 			XLB_WRITE_ONCE(s->e.last_seen_ns, ct->now);
 		xlb_count(&xlb_stats, XLB_STAT_CT_INSERT, bytes);
 		return;
@@ -439,6 +446,12 @@ XLB_INLINE void xlb_ct_record(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 		if (!s)
 			return;
 		seq = XLB_READ_ONCE(s->e.seq);
+	}
+	if (!XLB_CT_WRITES) {
+		if (!ct->slot && least >> 56 >= 2)
+			xlb_count(&xlb_stats, XLB_STAT_CT_EVICT, bytes);
+		xlb_count(&xlb_stats, XLB_STAT_CT_INSERT, bytes);
+		return;
 	}
 	if (!xlb_ct_lock(s, seq)) {
 		xlb_count(&xlb_stats, XLB_STAT_CT_BYPASS, bytes);

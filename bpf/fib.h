@@ -19,6 +19,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include "xlb.h"
+#include "fib_cache.h"
 
 #include "compiler.h"
 
@@ -27,23 +28,6 @@
 /* Linux address family numbers, as bpf_fib_lookup wants them. */
 #define XLB_SYS_AF_INET		2
 #define XLB_SYS_AF_INET6	10
-
-struct xlb_nexthop {
-	/* The Ethernet header the frame leaves with (next hop's MAC, egress
-	 * interface's MAC, EtherType of the backend's family) and two bytes
-	 * more: two words, written to the frame in two stores. */
-	__u64 eth[2];
-	__u32 ifindex;		/* egress interface */
-	__u16 mtu;		/* of the route: largest outer packet */
-	__u16 pad;
-};
-
-struct xlb_fib_cache_entry {
-	__u64 expires_ns;	/* bpf_ktime_get_coarse_ns() clock */
-	__u32 ingress_ifindex;
-	__u32 gen;		/* xlb_backend.gen the entry was made for */
-	struct xlb_nexthop nh;
-};
 
 /* Private to the program (not pinned): a fresh load starts empty. */
 struct {

@@ -4,11 +4,11 @@
  *
  * loader/cli, the top layer of loader/: the only one that knows the command
  * line; it may include every layer below (common, algo, sim, instance,
- * host, health, replay) and none includes it.
+ * host, health, inspect, replay) and none includes it.
  *   main.c         global options, the objects
  *   opts.h         the one option parser;  cmd.h  verbs, arguments, output
  *   cmd_OBJECT.c   one file per object (attach, vip, backend, config, show,
- *                  stats, apply, health, host, table, replay, version)
+ *                  stats, lookup, apply, health, host, table, replay, version)
  */
 #ifndef XLB_CLI_H
 #define XLB_CLI_H
@@ -35,6 +35,7 @@ int do_backend(int argc, char **argv);
 int do_config(int argc, char **argv);
 int do_show(int argc, char **argv);
 int do_stats(int argc, char **argv);
+int do_lookup(int argc, char **argv);
 int do_apply(int argc, char **argv);
 int do_health(int argc, char **argv);
 int do_host(int argc, char **argv);

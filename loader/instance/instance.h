@@ -36,6 +36,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 /* Timings of a table installed (-v; a benchmark). */
@@ -100,6 +101,10 @@ void xlb_instance_close(struct xlb_instance *inst);
  * without, a note and 0.
  */
 int xlb_instance_here(const struct xlb_instance *inst, bool refuse);
+
+/* The device of this network namespace that runs the instance's program,
+ * into dev: 1, or 0 when none does, or -errno. */
+int xlb_instance_dev(const struct xlb_instance *inst, char *dev, size_t len);
 
 /* Mount bpffs on /sys/fs/bpf when it is not mounted, create dir (and its
  * parents), and check that dir is on bpffs. Returns 0 or -errno after

@@ -183,6 +183,25 @@ static void dispatchers_of(struct progs *p)
 	}
 }
 
+int xlb_instance_dev(const struct xlb_instance *inst, char *dev, size_t len)
+{
+	struct progs p = {};
+	struct link_find f = { .p = &p };
+	int err;
+
+	err = programs_using(inst->config_fd, &p);
+	if (err)
+		return err;
+	if (p.ext)
+		dispatchers_of(&p);
+	if (!p.n)
+		return 0;
+	err = find_link(&f);
+	if (err == 1)
+		snprintf(dev, len, "%s", f.dev);
+	return err;
+}
+
 int xlb_instance_here(const struct xlb_instance *inst, bool refuse)
 {
 	struct progs p = {};
