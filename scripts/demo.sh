@@ -8,7 +8,9 @@
 #   1. opens a few thousand short connections and compares the spread with
 #      the shares of the Maglev table;
 #   2. holds long-lived connections while a backend is added and another
-#      drained, and shows which survived and where new connections go;
+#      drained, and shows which survived, where one of the drained
+#      backend's connections goes and why (`xlb lookup`), and where new
+#      connections go;
 #   3. removes a backend and shows whose connections moved;
 #   4. stops a backend's service under the health checker (`xlb health
 #      run`), shows it taken out of the tables, new connections avoiding
@@ -249,6 +251,16 @@ xlb show "$VIP4:$TOPO_PORT/tcp"
 [[ -e $(topo_pin_dir 1)/xlb_conntrack ]] &&
 	say "  (flows: the connection table's entries per backend: the long-lived
   connections, and the short ones of step 1 until their entries age out.)"
+# One of b2's connections, found by asking xlb where each held one goes.
+b2_conn=$(topo_in "${TOPO_NS_CLIENT[1]}" ss -Htn state established dst "$VIP4" |
+	awk -v vip="$VIP4:$TOPO_PORT/tcp" '{ print $3, vip }' |
+	topo_xlb 1 -j lookup --batch 2>/dev/null |
+	jq -r --arg b "${TOPO_BE4[2]}" 'select(.backend.addr == $b) | .client' | head -n1)
+if [[ -n $b2_conn ]]; then
+	say "  Where does one of b2's connections go now, and why? The datapath's own"
+	say "  answer: its entry keeps it on b2, whatever the table's slot says now."
+	xlb lookup "$b2_conn" "$VIP4:$TOPO_PORT/tcp"
+fi
 traffic_hold_stop
 say "  Two seconds after the change, each connection exchanges one last message:"
 held_report "$TMP/hold.2"
