@@ -9,8 +9,8 @@
 #      the shares of the Maglev table;
 #   2. holds long-lived connections while a backend is added and another
 #      drained, and shows which survived, where one of the drained
-#      backend's connections goes and why (`xlb lookup`), and where new
-#      connections go;
+#      backend's connections goes and why (`xlb lookup`), how many it
+#      still holds (`xlb conntrack count`), and where new connections go;
 #   3. removes a backend and shows whose connections moved;
 #   4. stops a backend's service under the health checker (`xlb health
 #      run`), shows it taken out of the tables, new connections avoiding
@@ -261,6 +261,9 @@ if [[ -n $b2_conn ]]; then
 	say "  answer: its entry keeps it on b2, whatever the table's slot says now."
 	xlb lookup "$b2_conn" "$VIP4:$TOPO_PORT/tcp"
 fi
+say "  How many connections each backend still holds (b2's drain is done when"
+say "  its count reaches 0: xlb backend wait-drained waits for that):"
+xlb conntrack count --vip "$VIP4:$TOPO_PORT/tcp"
 traffic_hold_stop
 say "  Two seconds after the change, each connection exchanges one last message:"
 held_report "$TMP/hold.2"

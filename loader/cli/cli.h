@@ -8,7 +8,7 @@
  *   main.c         global options, the objects
  *   opts.h         the one option parser;  cmd.h  verbs, arguments, output
  *   cmd_OBJECT.c   one file per object (attach, vip, backend, config, show,
- *                  stats, lookup, apply, health, host, table, replay, version)
+ *                  stats, lookup, conntrack, apply, health, host, table, replay, version)
  */
 #ifndef XLB_CLI_H
 #define XLB_CLI_H
@@ -36,6 +36,9 @@ int do_config(int argc, char **argv);
 int do_show(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_lookup(int argc, char **argv);
+int do_conntrack(int argc, char **argv);
+/* `xlb backend wait-drained` (cmd_conntrack.c). */
+int xlb_backend_wait_drained(int argc, char **argv);
 int do_apply(int argc, char **argv);
 int do_health(int argc, char **argv);
 int do_host(int argc, char **argv);

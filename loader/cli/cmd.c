@@ -161,3 +161,36 @@ void xlb_counters_prometheus(const char *prefix, const char *what,
 			       c[i].bytes : c[i].packets));
 	}
 }
+
+int xlb_flow_args(const char *client, const char *vip, const char *where,
+		  struct xlb_flow *flow)
+{
+	struct xlb_vip_key key;
+	const char *why;
+	__u8 family;
+
+	memset(flow, 0, sizeof(*flow));
+	if (xlb_client_parse(client, flow->src, &family, &flow->sport, &why)) {
+		p_err("%sbad CLIENT '%s': %s", where, client, why);
+		return -EINVAL;
+	}
+	if (xlb_vip_parse(vip, &key, &why)) {
+		p_err("%sbad VIP '%s': %s", where, vip, why);
+		return -EINVAL;
+	}
+	if (!key.port) {
+		p_err("%sbad VIP '%s': a VIP of fragments has no flow: give its port",
+		      where, vip);
+		return -EINVAL;
+	}
+	if (key.family != family) {
+		p_err("%sbad CLIENT '%s': not of the VIP's address family",
+		      where, client);
+		return -EINVAL;
+	}
+	memcpy(flow->dst, key.addr, sizeof(flow->dst));
+	flow->dport = key.port;
+	flow->proto = key.proto;
+	flow->family = family;
+	return 0;
+}

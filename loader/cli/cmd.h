@@ -45,6 +45,11 @@ void xlb_quiet_libbpf(void);
  * error p_err() names the argument and the problem. 0 or -EINVAL. */
 int xlb_vip_arg(const char *arg, struct xlb_vip_key *key);
 int xlb_addr_arg(const char *arg, __be32 addr[4], __u8 *family);
+/* The flow of a client (ADDR:PORT) to a VIP (ADDR:PORT/PROTO, a port
+ * given), as the datapath keys it; on error p_err() names the argument,
+ * after where ("" or "line 3: "). 0 or -EINVAL. */
+int xlb_flow_args(const char *client, const char *vip, const char *where,
+		  struct xlb_flow *flow);
 
 /* Print a JSON value on one line (slashes unescaped: VIPs are
  * "192.0.2.10:80/tcp") and release it. */

@@ -16,12 +16,14 @@
 #define BACKEND_ADD_USAGE "xlb backend add VIP ADDR [--weight W] " XLB_HC_OPTS_USAGE
 #define BACKEND_SET_USAGE "xlb backend set VIP ADDR [--weight W] " XLB_HC_OPTS_USAGE
 #define BACKEND_DEL_USAGE "xlb backend del VIP ADDR"
+#define BACKEND_WAIT_USAGE "xlb backend wait-drained VIP ADDR [--timeout S]"
 
 static int backend_help(void)
 {
 	printf("Usage: " BACKEND_ADD_USAGE "\n"
 	       "       " BACKEND_SET_USAGE "\n"
 	       "       " BACKEND_DEL_USAGE "\n"
+	       "       " BACKEND_WAIT_USAGE "\n"
 	       "       xlb backend help\n"
 	       "VIP  := ADDR:PORT/PROTO, e.g. 192.0.2.10:80/tcp\n"
 	       "ADDR := the backend's address, of the VIP's family; packets reach it\n"
@@ -31,6 +33,8 @@ static int backend_help(void)
 	       "        the table (no new flows) but keeps its record, so tracked\n"
 	       "        connections still reach it until they end.\n"
 	       "%s"
+	       "`xlb backend wait-drained` waits (up to --timeout S, default 300) until\n"
+	       "the backend holds no live connection-table entry: a drain's end.\n"
 	       "`xlb backend set` changes what it is given (at least one of --weight\n"
 	       "and HEALTH), the rest stays. Every change recomputes the VIP's table\n"
 	       "and swaps it in at once (-v prints how long that took).\n",
@@ -181,6 +185,7 @@ int do_backend(int argc, char **argv)
 		{ "add", NULL, backend_add },
 		{ "set", NULL, backend_set },
 		{ "del", "delete", backend_del },
+		{ "wait-drained", NULL, xlb_backend_wait_drained },
 		{ NULL },
 	};
 

@@ -18,7 +18,6 @@
 #include "cli.h"
 #include "cmd.h"
 #include "lookup.h"
-#include "numbers.h"
 #include "opts.h"
 
 #define LOOKUP_USAGE "xlb lookup CLIENT VIP [--syn] [--dev DEV] | xlb lookup --batch [--dev DEV]"
@@ -46,59 +45,6 @@ static int lookup_help(void)
 	       "  --dev    the device the packet arrives on (default: the instance's)\n"
 	       "  --batch  one flow a line from stdin, \"CLIENT VIP\" or \"CLIENT VIP syn\";\n"
 	       "           one answer a line (-j: a JSON object a line)\n");
-	return 0;
-}
-
-/* CLIENT: ADDR:PORT, IPv6 in brackets. */
-static int client_parse(const char *s, __be32 addr[4], __u8 *family,
-			__be16 *port, const char **why)
-{
-	char buf[XLB_ADDR_STRLEN + 8];
-	const char *colon = strrchr(s, ':');
-	__u32 p;
-
-	*why = "expected ADDR:PORT ([IPV6]:PORT)";
-	if (!colon || (size_t)(colon - s) >= sizeof(buf) ||
-	    (strchr(s, ':') != colon && (s[0] != '[' || colon[-1] != ']')))
-		return -EINVAL;
-	memcpy(buf, s, colon - s);
-	buf[colon - s] = '\0';
-	if (xlb_addr_parse(buf, addr, family, why))
-		return -EINVAL;
-	if (xlb_u32_parse(colon + 1, 1, 65535, &p, why))
-		return -EINVAL;
-	*port = htons(p);
-	return 0;
-}
-
-/* A query of CLIENT and VIP, or -EINVAL with *why. */
-static int query_of(const char *client, const char *vip, bool syn,
-		    struct xlb_lookup_query *q, const char **what, const char **why)
-{
-	struct xlb_vip_key key;
-	__u8 family;
-
-	memset(q, 0, sizeof(*q));
-	*what = client;
-	if (client_parse(client, q->flow.src, &family, &q->flow.sport, why))
-		return -EINVAL;
-	*what = vip;
-	if (xlb_vip_parse(vip, &key, why))
-		return -EINVAL;
-	if (!key.port) {
-		*why = "a VIP of fragments has no flow to look up: give its port";
-		return -EINVAL;
-	}
-	if (key.family != family) {
-		*what = client;
-		*why = "not of the VIP's address family";
-		return -EINVAL;
-	}
-	memcpy(q->flow.dst, key.addr, sizeof(q->flow.dst));
-	q->flow.dport = key.port;
-	q->flow.proto = key.proto;
-	q->flow.family = family;
-	q->syn = syn && key.proto == IPPROTO_TCP;
 	return 0;
 }
 
@@ -307,15 +253,13 @@ static int one(struct xlb_lookup *lk, const char *client, const char *vip,
 	       bool syn, const char *where)
 {
 	struct xlb_lookup_answer a;
-	struct xlb_lookup_query q;
-	const char *what, *why;
+	struct xlb_lookup_query q = {};
 	int err;
 
-	if (query_of(client, vip, syn, &q, &what, &why)) {
-		p_err("%sbad %s '%s': %s", where, what == client ? "CLIENT" : "VIP",
-		      what, why);
-		return -EINVAL;
-	}
+	err = xlb_flow_args(client, vip, where, &q.flow);
+	if (err)
+		return err;
+	q.syn = syn && q.flow.proto == IPPROTO_TCP;
 	err = xlb_lookup_flow(lk, &q, &a);
 	if (err)
 		return err;
@@ -329,7 +273,7 @@ static int one(struct xlb_lookup *lk, const char *client, const char *vip,
 /* One flow a line: "CLIENT VIP [syn]". */
 static int batch(struct xlb_lookup *lk)
 {
-	char line[512], where[64], *client, *vip, *extra, *save;
+	char line[512], where[32], *client, *vip, *extra, *save;
 	unsigned long n = 0;
 	bool syn;
 	int err;

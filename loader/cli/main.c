@@ -29,6 +29,7 @@ static const struct cmd {
 	{ "show",    do_show,    "VIPs, tables, backends, weights and shares" },
 	{ "stats",   do_stats,   "counters per VIP, backend and drop reason" },
 	{ "lookup",  do_lookup,  "what the datapath does with a flow's packet, and why" },
+	{ "conntrack", do_conntrack, "the connection table's entries: list, count, del, flush" },
 	{ "apply",   do_apply,   "converge to the state described in a file" },
 	{ "health",  do_health,  "check backends through the traffic's path: run, show" },
 	{ "host",    do_host,    "set a backend host up: decapsulation, VIPs, second chance" },

@@ -232,3 +232,23 @@ const char *xlb_vip_str(const struct xlb_vip_key *key, char *buf, size_t len)
 	return buf;
 }
 
+
+int xlb_client_parse(const char *s, __be32 addr[4], __u8 *family,
+		     __be16 *port, const char **why)
+{
+	char buf[XLB_ADDR_STRLEN + 8];
+	const char *colon = strrchr(s, ':');
+	__u32 p;
+
+	*why = "expected ADDR:PORT ([IPV6]:PORT)";
+	if (!colon || (size_t)(colon - s) >= sizeof(buf) ||
+	    (strchr(s, ':') != colon && (s[0] != '[' || colon[-1] != ']')))
+		return -EINVAL;
+	memcpy(buf, s, colon - s);
+	buf[colon - s] = '\0';
+	if (xlb_addr_parse(buf, addr, family, why) ||
+	    xlb_u32_parse(colon + 1, 1, 65535, &p, why))
+		return -EINVAL;
+	*port = htons(p);
+	return 0;
+}

@@ -33,6 +33,11 @@ int xlb_prefix_parse(const char *s, __be32 addr[4], __u8 *family,
 const char *xlb_prefix_str(const __be32 addr[4], __u8 family, __u8 len,
 			   char *buf, size_t size);
 
+/* CLIENT: ADDR:PORT, IPv6 in brackets; port 1..65535, into *port in
+ * network order. */
+int xlb_client_parse(const char *s, __be32 addr[4], __u8 *family,
+		     __be16 *port, const char **why);
+
 /* VIP: ADDR:PORT/PROTO, IPv6 in brackets, PROTO tcp or udp; port 0 is
  * the VIP of the fragments to ADDR/PROTO. */
 int xlb_vip_parse(const char *s, struct xlb_vip_key *key, const char **why);

@@ -37,6 +37,18 @@ static int ct_map(int fd, int prot, size_t off, size_t len, void **p)
 	return *p == MAP_FAILED ? -errno : 0;
 }
 
+/* The whole table, mapped (prot as above): *n slots, *len bytes. */
+static int ct_map_all(int fd, int prot, struct xlb_ct_slot **slots, __u32 *n,
+		      size_t *len)
+{
+	int err = ct_slots(fd, n);
+
+	if (err)
+		return err;
+	*len = (size_t)*n * sizeof(**slots);
+	return ct_map(fd, prot, 0, *len, (void **)slots);
+}
+
 /* The flow's set: the page of the table that holds its XLB_CT_WAYS slots
  * (sets are aligned and the values start at a page), mapped. */
 struct ct_set {
@@ -78,59 +90,56 @@ static bool ct_read(const struct xlb_ct_slot *s, struct xlb_flow *flow,
 	return __atomic_load_n(&s->e.seq, __ATOMIC_ACQUIRE) == seq;
 }
 
+struct census_walk {
+	const struct xlb_config *cfg;
+	const struct xlb_backend *backends;
+	struct xlb_ct_census *out;
+	__u64 now;
+};
+
+static int census_one(__u32 index, const struct xlb_flow *flow,
+		      const struct xlb_ct_entry *e, void *ctx)
+{
+	struct census_walk *c = ctx;
+
+	(void)index;
+	c->out->entries++;
+	if (e->backend_id == XLB_BACKEND_NONE ||
+	    e->backend_id >= XLB_MAX_BACKENDS ||
+	    !xlb_ct_backend_usable(e, &c->backends[e->backend_id]) ||
+	    xlb_ct_expired(e, c->now, xlb_ct_timeout_ns(c->cfg, flow->proto,
+							 e->flags)))
+		return 0;
+	c->out->live++;
+	c->out->flows[e->backend_id]++;
+	return 0;
+}
+
 int xlb_ct_census(int ct_fd, const struct xlb_config *cfg,
 		  const struct xlb_backend *backends, struct xlb_ct_census *out)
 {
-	struct xlb_ct_slot *slots;
-	struct xlb_ct_entry e;
-	struct xlb_flow flow;
+	struct census_walk c = { .cfg = cfg, .backends = backends, .out = out };
 	struct timespec ts;
-	__u32 i, n;
-	size_t len;
-	__u64 now;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = ct_slots(ct_fd, &n);
+	err = ct_slots(ct_fd, &out->size);
 	if (err)
 		return err;
-	len = (size_t)n * sizeof(*slots);
-	err = ct_map(ct_fd, PROT_READ, 0, len, (void **)&slots);
-	if (err)
-		return err;
-	out->size = n;
 	/* The datapath's bpf_ktime_get_coarse_ns() is this clock. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = ts.tv_sec * XLB_NS_PER_S + ts.tv_nsec;
-	for (i = 0; i < n; i++) {
-		if (!ct_read(&slots[i], &flow, &e) || !flow.family)
-			continue;
-		out->entries++;
-		if (e.backend_id == XLB_BACKEND_NONE ||
-		    e.backend_id >= XLB_MAX_BACKENDS ||
-		    !xlb_ct_backend_usable(&e, &backends[e.backend_id]) ||
-		    xlb_ct_expired(&e, now, xlb_ct_timeout_ns(cfg, flow.proto,
-							      e.flags)))
-			continue;
-		out->live++;
-		out->flows[e.backend_id]++;
-	}
-	munmap(slots, len);
-	return 0;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	c.now = ts.tv_sec * XLB_NS_PER_S + ts.tv_nsec;
+	return xlb_ct_walk(ct_fd, census_one, &c);
 }
 
 int xlb_ct_flush(int ct_fd)
 {
-	void *slots;
+	struct xlb_ct_slot *slots;
 	size_t len;
 	__u32 n;
 	int err;
 
-	err = ct_slots(ct_fd, &n);
-	if (err)
-		return err;
-	len = (size_t)n * sizeof(struct xlb_ct_slot);
-	err = ct_map(ct_fd, PROT_READ | PROT_WRITE, 0, len, &slots);
+	err = ct_map_all(ct_fd, PROT_READ | PROT_WRITE, &slots, &n, &len);
 	if (err)
 		return err;
 	memset(slots, 0, len);
@@ -179,6 +188,96 @@ int xlb_ct_find(int ct_fd, __u32 seed, const struct xlb_flow *flow,
 	for (w = 0; w < XLB_CT_WAYS; w++) {
 		if (ct_read(&set.slot[w], &f, e) && !memcmp(&f, flow, sizeof(f))) {
 			err = (int)w;
+			break;
+		}
+	}
+	munmap(set.page, set.len);
+	return err;
+}
+
+int xlb_ct_walk(int ct_fd, xlb_ct_walk_fn fn, void *ctx)
+{
+	struct xlb_ct_slot *slots;
+	struct xlb_ct_entry e;
+	struct xlb_flow flow;
+	__u32 i, n;
+	size_t len;
+	int err;
+
+	err = ct_map_all(ct_fd, PROT_READ, &slots, &n, &len);
+	if (err)
+		return err;
+	for (i = 0; i < n && !err; i++)
+		if (ct_read(&slots[i], &flow, &e) && flow.family)
+			err = fn(i, &flow, &e, ctx);
+	munmap(slots, len);
+	return err;
+}
+
+/* Mark slot s's entry timed out if it still holds flow (read at seq):
+ * true when it did. A slot another CPU is writing is left alone. */
+static bool ct_end_slot(struct xlb_ct_slot *s, __u32 seq,
+			const struct xlb_flow *flow)
+{
+	__u32 want = seq;
+
+	if ((seq & 1) || !__atomic_compare_exchange_n(&s->e.seq, &want, seq + 1,
+						      false, __ATOMIC_ACQ_REL,
+						      __ATOMIC_RELAXED))
+		return false;
+	if (memcmp(&s->flow, flow, sizeof(*flow))) {
+		__atomic_store_n(&s->e.seq, seq + 2, __ATOMIC_RELEASE);
+		return false;
+	}
+	/* Zero is older than any timeout: the datapath's
+	 * xlb_ct_expired() holds, and a new flow of the set may take the
+	 * slot first. */
+	s->e.last_seen_ns = 0;
+	__atomic_store_n(&s->e.seq, seq + 2, __ATOMIC_RELEASE);
+	return true;
+}
+
+int xlb_ct_end(int ct_fd, xlb_ct_match_fn match, void *ctx, __u64 *ended)
+{
+	struct xlb_ct_slot *slots;
+	struct xlb_ct_entry e;
+	struct xlb_flow flow;
+	__u64 n_ended = 0;
+	__u32 i, n;
+	size_t len;
+	int err;
+
+	err = ct_map_all(ct_fd, PROT_READ | PROT_WRITE, &slots, &n, &len);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		if (!ct_read(&slots[i], &flow, &e) || !flow.family ||
+		    !e.last_seen_ns || !match(&flow, &e, ctx))
+			continue;
+		n_ended += ct_end_slot(&slots[i], e.seq, &flow);
+	}
+	munmap(slots, len);
+	if (ended)
+		*ended = n_ended;
+	return 0;
+}
+
+int xlb_ct_end_flow(int ct_fd, __u32 seed, const struct xlb_flow *flow)
+{
+	struct xlb_ct_entry e;
+	struct ct_set set;
+	struct xlb_flow f;
+	int err;
+	__u32 w;
+
+	err = ct_set_map(ct_fd, PROT_READ | PROT_WRITE, seed, flow, &set);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (w = 0; w < XLB_CT_WAYS; w++) {
+		if (ct_read(&set.slot[w], &f, &e) && !memcmp(&f, flow, sizeof(f)) &&
+		    e.last_seen_ns && ct_end_slot(&set.slot[w], e.seq, flow)) {
+			err = 0;
 			break;
 		}
 	}

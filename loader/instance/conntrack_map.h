@@ -7,6 +7,7 @@
 #ifndef XLB_CONNTRACK_MAP_H
 #define XLB_CONNTRACK_MAP_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 #include "xlb.h"
 
@@ -49,5 +50,35 @@ int xlb_ct_insert(int ct_fd, __u32 seed, const struct xlb_flow *flow,
  * them in), -ENOENT or -errno. */
 int xlb_ct_find(int ct_fd, __u32 seed, const struct xlb_flow *flow,
 		struct xlb_ct_entry *e);
+
+/*
+ * Every entry of the table, timed out or not, in slot order: fn(slot
+ * index, flow, entry, ctx) for each; a non-zero return stops the walk and
+ * is returned. The table is read through a mapping of it, with the
+ * datapath's seqlock (an entry being written is skipped), so a walk takes
+ * no lock and never stalls the datapath or a writer; entries written
+ * meanwhile may or may not be seen. Returns 0, fn's value, or -errno.
+ */
+typedef int (*xlb_ct_walk_fn)(__u32 index, const struct xlb_flow *flow,
+			      const struct xlb_ct_entry *e, void *ctx);
+int xlb_ct_walk(int ct_fd, xlb_ct_walk_fn fn, void *ctx);
+
+/*
+ * End the entries for which match(flow, entry, ctx) is true: each is
+ * marked timed out, under the slot's seqlock, so that the flow's next
+ * packet goes by its VIP's table (and records the choice in place), as
+ * after an idle timeout. An entry is never emptied: a lookup stops at the
+ * first empty slot of a set, and would miss the entries after it. Each
+ * entry's change is one atomic step, so a kill midway leaves every entry
+ * either ended or as it was, and running it again finishes the job.
+ * *ended (may be NULL) counts them. Returns 0 or -errno.
+ */
+typedef bool (*xlb_ct_match_fn)(const struct xlb_flow *flow,
+				const struct xlb_ct_entry *e, void *ctx);
+int xlb_ct_end(int ct_fd, xlb_ct_match_fn match, void *ctx, __u64 *ended);
+
+/* End the flow's entry, as above: 0, -ENOENT when it has none (or one
+ * ended already), -errno. */
+int xlb_ct_end_flow(int ct_fd, __u32 seed, const struct xlb_flow *flow);
 
 #endif /* XLB_CONNTRACK_MAP_H */

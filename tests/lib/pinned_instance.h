@@ -96,15 +96,13 @@ static inline void pinned_on_signals(void)
  * caller closes it; the pins keep the maps), or NULL after a message on
  * stderr. Up to PINNED_MAX instances of other names, one process.
  */
-static inline struct bpf_object *pinned_instance(const char *name)
+/* A fresh pin dir for an instance (pinned_dir), removed at exit; false
+ * after a message when it cannot be made. */
+static inline bool pinned_instance_dir(const char *name)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, opts);
-	struct bpf_object *obj;
-	char path[256];
-
 	if (pinned_n == PINNED_MAX) {
 		fprintf(stderr, "%s: more than %d instances\n", name, PINNED_MAX);
-		return NULL;
+		return false;
 	}
 	snprintf(pinned_dir, sizeof(pinned_dir), "/sys/fs/bpf/xlbt-%s-%d",
 		 name, getpid());
@@ -113,7 +111,7 @@ static inline struct bpf_object *pinned_instance(const char *name)
 		fprintf(stderr, "%s: cannot create %s (root?)\n", name,
 			pinned_dir);
 		pinned_dir[0] = '\0';
-		return NULL;
+		return false;
 	}
 	memcpy(pinned_dirs[pinned_n++], pinned_dir, sizeof(pinned_dir));
 	/* Once a process: a second time would take its own handler for
@@ -123,7 +121,17 @@ static inline struct bpf_object *pinned_instance(const char *name)
 		atexit(pinned_remove);
 		pinned_on_signals();
 	}
+	return true;
+}
 
+static inline struct bpf_object *pinned_instance(const char *name)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	struct bpf_object *obj;
+	char path[256];
+
+	if (!pinned_instance_dir(name))
+		return NULL;
 	snprintf(path, sizeof(path), "%s/xlb.bpf.o", pinned_build_dir());
 	opts.pin_root_path = pinned_dir;
 	libbpf_set_print(NULL);
