@@ -18,7 +18,7 @@ objects() { "$XLB" help | awk '/^OBJECT:/ { on = 1; next } on && /^  [a-z]/ { pr
 
 # The verbs an object's usage names: "xlb OBJECT VERB ..." lines.
 verbs() {
-	"$XLB" "$1" help | grep -oE "xlb $1 [a-z]+" | awk '{ print $3 }' |
+	"$XLB" "$1" help | grep -oE "xlb $1 [a-z][a-z-]*" | awk '{ print $3 }' |
 		grep -vx help | sort -u
 }
 
