@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "conntrack.h"
 #include "icmp.h"
+#include "capture.h"
 #include "stages.h"
 
 /* Benchmarks end the path early here (bench/bpf/xlb_bench.bpf.c); no-op otherwise. */
@@ -178,6 +179,8 @@ XLB_INLINE int xlb_run(struct xdp_md *ctx)
 	int ret;
 
 	ret = xlb_process(ctx, &vip_id, &backend_id, &bytes);
+	if (xlb_capture_on())
+		xlb_capture(ctx, ret, vip_id, backend_id, bytes);
 	return xlb_account(ret, bytes, vip_id, backend_id);
 }
 

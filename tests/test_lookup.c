@@ -128,14 +128,8 @@ static bool setup(void)
 	if (t.tried)
 		return t.ready;
 	t.tried = true;
-	if (!test_have_root()) {
-		test_skip_env("needs root (network namespace, BPF)");
+	if (!pinned_sandbox(&t.env))
 		return false;
-	}
-	if (xlb_sandbox_setup(&t.env)) {
-		test_skip_env("cannot build the test network namespace");
-		return false;
-	}
 	snprintf(t.xlb, sizeof(t.xlb), "%s/xlb", pinned_build_dir());
 	t.obj = pinned_instance("lookup");
 	prog = t.obj ? bpf_object__find_program_by_name(t.obj, "xlb_xdp") : NULL;

@@ -6,6 +6,8 @@
  *
  * - bench_stage ends the path after that stage (enum xlb_stage), the
  *   packet still counted, to show where the time goes;
+ * - bench_capture 0 takes the capture's check (bpf/capture.h) out, to
+ *   time what it costs while no capture runs;
  * - BPF_PROG_TEST_RUN with repeat hands every run the previous run's
  *   output, an encapsulated packet xlb would pass. Each program here first
  *   puts the benchmark frame back (bench_restore), and the baseline does
@@ -17,6 +19,11 @@
 const volatile __u32 bench_stage = XLB_STAGE_ENCAP;	/* ENCAP: the whole path */
 const volatile __u32 bench_len;		/* the benchmark frame's length */
 const volatile __u64 bench_l2[2];	/* and its Ethernet header (14 bytes) */
+const volatile __u32 bench_capture = 1;	/* 0: without the capture's check */
+
+#define xlb_capture_on()						\
+	(bench_capture &&						\
+	 __builtin_expect(*(volatile __u64 *)&xlb_capture_until != 0, 0))
 
 #define XLB_STAGE_END(stage)						\
 	do {								\

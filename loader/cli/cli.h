@@ -8,7 +8,8 @@
  *   main.c         global options, the objects
  *   opts.h         the one option parser;  cmd.h  verbs, arguments, output
  *   cmd_OBJECT.c   one file per object (attach, vip, backend, config, show,
- *                  stats, lookup, conntrack, apply, health, host, table, replay, version)
+ *                  stats, lookup, conntrack, capture, apply, health, host,
+ *                  table, replay, version)
  */
 #ifndef XLB_CLI_H
 #define XLB_CLI_H
@@ -37,6 +38,7 @@ int do_show(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_lookup(int argc, char **argv);
 int do_conntrack(int argc, char **argv);
+int do_capture(int argc, char **argv);
 /* `xlb backend wait-drained` (cmd_conntrack.c). */
 int xlb_backend_wait_drained(int argc, char **argv);
 int do_apply(int argc, char **argv);

@@ -16,9 +16,12 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
+#include "capture_rec.h"
 #include "health.h"
 #include "instance.h"
 #include "neigh.h"
+#include "sandbox.h"
+#include "testlib.h"
 #include "xlb.h"
 
 /* The directory of the last instance made; every one is removed at exit. */
@@ -41,7 +44,8 @@ static inline void pinned_remove(void)
 		XLB_MAP_CONFIG, XLB_MAP_VIPS, XLB_MAP_TABLES, XLB_MAP_BACKENDS,
 		XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS, XLB_MAP_STATS,
 		XLB_MAP_CONNTRACK, XLB_MAP_VIP_FILTER, XLB_MAP_HC_CONFIG,
-		XLB_MAP_HC_STATE, XLB_MAP_VIP_ADDRS,
+		XLB_MAP_HC_STATE, XLB_MAP_VIP_ADDRS, XLB_MAP_CAPTURE_RING,
+		XLB_MAP_CAPTURE_CFG, XLB_MAP_CAPTURE_STATS,
 		XLB_NEIGH_MAP,	/* pinned by xlb itself (neigh.h) */
 	};
 	char path[PINNED_MAX * 96 + 32];	/* as the compiler counts */
@@ -96,6 +100,21 @@ static inline void pinned_on_signals(void)
  * caller closes it; the pins keep the maps), or NULL after a message on
  * stderr. Up to PINNED_MAX instances of other names, one process.
  */
+/* Root, and the sandbox's network namespace entered (sandbox.h); false,
+ * the case skipped saying why, without either. */
+static inline bool pinned_sandbox(struct xlb_sandbox *env)
+{
+	if (!test_have_root()) {
+		test_skip_env("needs root (network namespace, BPF)");
+		return false;
+	}
+	if (xlb_sandbox_setup(env)) {
+		test_skip_env("cannot build the test network namespace");
+		return false;
+	}
+	return true;
+}
+
 /* A fresh pin dir for an instance (pinned_dir), removed at exit; false
  * after a message when it cannot be made. */
 static inline bool pinned_instance_dir(const char *name)
