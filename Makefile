@@ -40,7 +40,7 @@ XLB_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 WARN       := -Wall -Wextra -Werror
 CFLAGS     ?= -O2 -g
 XLB_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude $(LAYER_INC) -I$(BUILD) -MMD -MP
-LDLIBS     := -lxdp -lbpf -lpcap -ljson-c -lelf -lz -lm
+LDLIBS     := -lxdp -lbpf -lpcap -ljson-c -lmicrohttpd -lelf -lz -lm
 # The machine the datapath runs on (bpf/conntrack.h builds for x86 only).
 BPF_ARCH   := $(patsubst x86_64,x86,$(patsubst i%86,x86,$(patsubst aarch64,arm64,$(shell uname -m))))
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) $(WARN) -Iinclude -Ibpf \
@@ -183,6 +183,7 @@ vmtest: deps
 #   $(PREFIX)/share/man/man8/xlb.8
 #   $(UNITDIR)/xlb.service           attach and apply the state file at boot
 #   $(UNITDIR)/xlb-health.service    the health checker
+#   $(UNITDIR)/xlb-exporter.service  the counters over HTTP for Prometheus
 #   $(UNITDIR)/xlb-host.service      a backend host: xlb host setup at boot
 #   $(SYSCONFDIR)/default/xlb        the units' settings, kept when it exists
 #   $(SYSCONFDIR)/default/xlb-host   xlb-host.service's, likewise
@@ -203,12 +204,13 @@ install: $(BUILD)/xlb $(BUILD)/xlb.bpf.o $(BUILD)/xlb.frags.bpf.o $(BUILD)/decap
 	$(Q)install -D -m 0644 $(BUILD)/decap.frags.bpf.o $(DESTDIR)$(PREFIX)/lib/xlb/decap.frags.bpf.o
 	$(Q)install -D -m 0644 docs/xlb.8 $(DESTDIR)$(PREFIX)/share/man/man8/xlb.8
 	$(Q)mkdir -p $(BUILD)/systemd
-	$(Q)for f in xlb.service xlb-health.service xlb-host.service xlb.default \
-		     xlb-host.default; do \
+	$(Q)for f in xlb.service xlb-health.service xlb-exporter.service xlb-host.service \
+		     xlb.default xlb-host.default; do \
 		sed $(UNIT_SED) systemd/$$f.in >$(BUILD)/systemd/$$f || exit 1; \
 	done
 	$(Q)install -D -m 0644 -t $(DESTDIR)$(UNITDIR) $(BUILD)/systemd/xlb.service \
-		$(BUILD)/systemd/xlb-health.service $(BUILD)/systemd/xlb-host.service
+		$(BUILD)/systemd/xlb-health.service $(BUILD)/systemd/xlb-exporter.service \
+		$(BUILD)/systemd/xlb-host.service
 	$(Q)for f in xlb xlb-host; do \
 		test -e $(DESTDIR)$(SYSCONFDIR)/default/$$f || \
 		install -D -m 0644 $(BUILD)/systemd/$$f.default \

@@ -6,9 +6,10 @@ set -euo pipefail
 packages=(
 	# build
 	make gcc pkg-config clang llvm libbpf-dev bpftool libxdp-dev libelf-dev
-	zlib1g-dev libpcap-dev libjson-c-dev
+	zlib1g-dev libpcap-dev libjson-c-dev libmicrohttpd-dev
 	# run, test and demo
 	iproute2 xdp-tools tcpdump tshark socat ethtool gnuplot-nox jq procps bc iputils-ping
+	curl
 	# /etc/protocols, for `ip route get ... ipproto tcp` (scripts/ecmp.sh);
 	# python3 builds test_loader_iplink.sh's frame
 	netbase python3

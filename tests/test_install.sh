@@ -13,6 +13,7 @@
 #    test's own): xlb.service's start attaches and restores a state that
 #    `xlb -j show` saved, as at boot, its stop detaches;
 #    xlb-health.service's command runs until SIGTERM and then exits 0;
+#    xlb-exporter.service's serves /metrics on loopback until SIGTERM;
 #    xlb-host.service's start sets the namespace up as a backend, its
 #    reload changes it to other settings, its stop leaves the namespace
 #    as it was.
@@ -42,6 +43,7 @@ for f in "sbin/xlb 755" "lib/xlb/xlb.bpf.o 644" "lib/xlb/xlb.frags.bpf.o 644" \
 	 "lib/xlb/decap.bpf.o 644" "lib/xlb/decap.frags.bpf.o 644" \
 	 "share/man/man8/xlb.8 644" "lib/systemd/system/xlb.service 644" \
 	 "lib/systemd/system/xlb-health.service 644" \
+	 "lib/systemd/system/xlb-exporter.service 644" \
 	 "lib/systemd/system/xlb-host.service 644"; do
 	set -- $f
 	[[ $(stat -c %a "$R$PREFIX/$1" 2>/dev/null) == "$2" ]] || missing+=" $PREFIX/$1"
@@ -80,6 +82,7 @@ else
 	   out=$(MANPATH=$V/usr/share/man systemd-analyze verify \
 		 "$V/usr/lib/systemd/system/xlb.service" \
 		 "$V/usr/lib/systemd/system/xlb-health.service" \
+		 "$V/usr/lib/systemd/system/xlb-exporter.service" \
 		 "$V/usr/lib/systemd/system/xlb-host.service" 2>&1) && [[ -z $out ]]; then
 		tl_pass units_pass_systemd_analyze_verify
 	else
@@ -159,6 +162,24 @@ if [[ $rc -eq 0 && $((SECONDS - start)) -ge $((wait_s - 1)) ]]; then
 else
 	tl_fail xlb_health_service_runs_until_sigterm \
 		"exit status $rc after $((SECONDS - start)) s: $(head -c 300 "$TMP/health")"
+fi
+
+# The exporter serves the counters until told to stop, then exits 0.
+unit_cmd xlb-exporter.service ExecStart
+tl_in "$NS" ip link set lo up
+tl_in "$NS" timeout --preserve-status -s TERM "$wait_s" "${CMD[@]}" >"$TMP/exporter" 2>&1 &
+exporter=$!
+for _ in $(seq 30); do
+	tl_in "$NS" curl -s -o "$TMP/metrics" http://127.0.0.1:9688/metrics && break
+	sleep 0.2
+done
+wait "$exporter"
+rc=$?
+if [[ $rc -eq 0 ]] && grep -q '^xlb_packets_total{reason="forward"}' "$TMP/metrics"; then
+	tl_pass xlb_exporter_service_serves_until_sigterm
+else
+	tl_fail xlb_exporter_service_serves_until_sigterm \
+		"exit status $rc: $(head -c 300 "$TMP/exporter") $(head -c 200 "$TMP/metrics")"
 fi
 
 tl_check xlb_service_stop_detaches run_unit_cmd xlb.service ExecStopPost

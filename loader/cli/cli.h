@@ -8,13 +8,15 @@
  *   main.c         global options, the objects
  *   opts.h         the one option parser;  cmd.h  verbs, arguments, output
  *   cmd_OBJECT.c   one file per object (attach, vip, backend, config, show,
- *                  stats, lookup, conntrack, capture, apply, health, host,
+ *                  stats, lookup, conntrack, capture, exporter, apply,
+ *                  health, host,
  *                  table, replay, version)
  */
 #ifndef XLB_CLI_H
 #define XLB_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include "instance.h"
 #include "report.h"
 
@@ -36,9 +38,13 @@ int do_backend(int argc, char **argv);
 int do_config(int argc, char **argv);
 int do_show(int argc, char **argv);
 int do_stats(int argc, char **argv);
+/* The instance's counters in the Prometheus text format, to f (what
+ * `xlb stats --prometheus` prints; cmd_stats.c). 0 or -errno after p_err(). */
+int xlb_stats_prometheus(FILE *f);
 int do_lookup(int argc, char **argv);
 int do_conntrack(int argc, char **argv);
 int do_capture(int argc, char **argv);
+int do_exporter(int argc, char **argv);
 /* `xlb backend wait-drained` (cmd_conntrack.c). */
 int xlb_backend_wait_drained(int argc, char **argv);
 int do_apply(int argc, char **argv);

@@ -143,7 +143,7 @@ struct json_object *xlb_counters_json(const char *const *names,
 	return o;
 }
 
-void xlb_counters_prometheus(const char *prefix, const char *what,
+void xlb_counters_prometheus(FILE *f, const char *prefix, const char *what,
 			     const char *const *names,
 			     const struct xlb_counter *c, size_t n)
 {
@@ -152,11 +152,11 @@ void xlb_counters_prometheus(const char *prefix, const char *what,
 	int u;
 
 	for (u = 0; u < 2; u++) {
-		printf("# HELP %s_%s_total %s %s\n# TYPE %s_%s_total counter\n",
-		       prefix, unit[u], u ? "Bytes" : "Packets", what, prefix,
-		       unit[u]);
+		fprintf(f, "# HELP %s_%s_total %s %s\n# TYPE %s_%s_total counter\n",
+			prefix, unit[u], u ? "Bytes" : "Packets", what, prefix,
+			unit[u]);
 		for (i = 0; i < n; i++)
-			printf("%s_%s_total{reason=\"%s\"} %llu\n", prefix,
+			fprintf(f, "%s_%s_total{reason=\"%s\"} %llu\n", prefix,
 			       unit[u], names[i], (unsigned long long)(u ?
 			       c[i].bytes : c[i].packets));
 	}

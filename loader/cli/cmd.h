@@ -4,6 +4,7 @@
 #define XLB_CMD_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "xlb.h"
@@ -65,7 +66,7 @@ void xlb_counters_text(const char *heading, const char *const *names,
 		       const struct xlb_counter *c, size_t n);
 struct json_object *xlb_counters_json(const char *const *names,
 				      const struct xlb_counter *c, size_t n);
-void xlb_counters_prometheus(const char *prefix, const char *what,
+void xlb_counters_prometheus(FILE *f, const char *prefix, const char *what,
 			     const char *const *names,
 			     const struct xlb_counter *c, size_t n);
 /* { [key: name,] packets, bytes } */

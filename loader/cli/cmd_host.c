@@ -489,7 +489,7 @@ static int host_stats(int argc, char **argv)
 		return err;
 	}
 	if (prometheus)
-		xlb_counters_prometheus("xlb_decap", "counted by the backend's decap.bpf.o: each tunnelled packet under what became of it",
+		xlb_counters_prometheus(stdout, "xlb_decap", "counted by the backend's decap.bpf.o: each tunnelled packet under what became of it",
 					stat_names, c, XLB_DECAP__MAX);
 	else if (xlb_opts.json)
 		xlb_json_print(xlb_counters_json(stat_names, c, XLB_DECAP__MAX));

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
@@ -241,7 +243,7 @@ static void print_json(const struct snapshot *snap)
 
 /* A backend's health: a gauge of being out by health, and the counts of
  * its transitions. */
-static void print_prometheus_health(const struct snapshot *snap)
+static void print_prometheus_health(FILE *f, const struct snapshot *snap)
 {
 	static const struct {
 		const char *name, *type, *help;
@@ -257,19 +259,19 @@ static void print_prometheus_health(const struct snapshot *snap)
 	};
 	const struct row *r;
 	unsigned long long v;
-	size_t f, i;
+	size_t k, i;
 
-	for (f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
-		printf("# HELP %s %s\n# TYPE %s %s\n", fam[f].name,
-		       fam[f].help, fam[f].name, fam[f].type);
+	for (k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", fam[k].name,
+			fam[k].help, fam[k].name, fam[k].type);
 		for (i = 0; i < snap->n_rows; i++) {
 			r = &snap->rows[i];
 			if (!r->backend[0])
 				continue;
-			v = f == 0 ? r->down : f == 1 ? r->downs :
-			    f == 2 ? r->ups : r->fail_open;
-			printf("%s{vip=\"%s\",backend=\"%s\"} %llu\n",
-			       fam[f].name, r->vip, r->backend, v);
+			v = k == 0 ? r->down : k == 1 ? r->downs :
+			    k == 2 ? r->ups : r->fail_open;
+			fprintf(f, "%s{vip=\"%s\",backend=\"%s\"} %llu\n",
+				fam[k].name, r->vip, r->backend, v);
 		}
 	}
 }
@@ -277,45 +279,45 @@ static void print_prometheus_health(const struct snapshot *snap)
 static const char *const unit[] = { "packets", "bytes" };
 
 /* The Prometheus text exposition format: one family per metric. */
-static void print_prometheus(const struct snapshot *snap)
+static void print_prometheus(FILE *f, const struct snapshot *snap)
 {
 	const struct row *r;
 	unsigned long long v;
 	size_t i;
 	int u;
 
-	xlb_counters_prometheus("xlb", "by outcome: forward, the pass_ and drop_ reasons, connection-table events",
+	xlb_counters_prometheus(f, "xlb", "by outcome: forward, the pass_ and drop_ reasons, connection-table events",
 				 reason_names, snap->reason, XLB_STAT__MAX);
 	if (snap->have_hc)
-		xlb_counters_prometheus("xlb_hc", "of health probes seen by the probe path's program: encap, or the drop_ reasons",
+		xlb_counters_prometheus(f, "xlb_hc", "of health probes seen by the probe path's program: encap, or the drop_ reasons",
 					 hc_reason_names, snap->hc,
 					 XLB_HC_STAT__MAX);
 	for (u = 0; u < 4; u++) {
 		bool backend = u >= 2;
 
-		printf("# HELP xlb_%s_%s_total %s\n# TYPE xlb_%s_%s_total counter\n",
-		       backend ? "backend" : "vip", unit[u % 2], backend ?
-		       "Traffic sent to a backend of a VIP" : "Traffic to a VIP",
-		       backend ? "backend" : "vip", unit[u % 2]);
+		fprintf(f, "# HELP xlb_%s_%s_total %s\n# TYPE xlb_%s_%s_total counter\n",
+			backend ? "backend" : "vip", unit[u % 2], backend ?
+			"Traffic sent to a backend of a VIP" : "Traffic to a VIP",
+			backend ? "backend" : "vip", unit[u % 2]);
 		for (i = 0; i < snap->n_rows; i++) {
 			r = &snap->rows[i];
 			if (!!r->backend[0] != backend)
 				continue;
 			v = u % 2 ? r->c.bytes : r->c.packets;
 			if (backend)
-				printf("xlb_backend_%s_total{vip=\"%s\",backend=\"%s\"} %llu\n",
-				       unit[u % 2], r->vip, r->backend, v);
+				fprintf(f, "xlb_backend_%s_total{vip=\"%s\",backend=\"%s\"} %llu\n",
+					unit[u % 2], r->vip, r->backend, v);
 			else
-				printf("xlb_vip_%s_total{vip=\"%s\"} %llu\n",
-				       unit[u % 2], r->vip, v);
+				fprintf(f, "xlb_vip_%s_total{vip=\"%s\"} %llu\n",
+					unit[u % 2], r->vip, v);
 		}
 	}
-	print_prometheus_health(snap);
+	print_prometheus_health(f, snap);
 }
 
 enum format { TEXT, JSON, PROMETHEUS };
 
-#define STATS_USAGE "xlb stats [-j | --prometheus]"
+#define STATS_USAGE "xlb stats [-j | --prometheus | --watch [--interval S] [--count N]]"
 
 static int stats_help(void)
 {
@@ -328,19 +330,211 @@ static int stats_help(void)
 	       "ups, and fail-open (kept in the table because all were down).\n"
 	       "Once `xlb health run` has run, the probe path's counters too\n"
 	       "(probe-path; probe_path in -j; xlb_hc_* in Prometheus): probes\n"
-	       "encapsulated (encap) and dropped (drop_*).\n");
+	       "encapsulated (encap) and dropped (drop_*).\n"
+	       "--watch: packets and bytes per second instead, every --interval S\n"
+	       "seconds (default 1), redrawn in place on a terminal, a block of lines\n"
+	       "each time otherwise (-j: a JSON object a line); --count N intervals,\n"
+	       "or until Ctrl-C. `xlb exporter` serves the Prometheus text over HTTP.\n");
 	return 0;
+}
+
+/* The instance's counters now, into *snap. 0 or -errno after p_err(). */
+static int snapshot_take(struct snapshot *snap)
+{
+	struct xlb_instance inst;
+	struct xlb_state *st;
+	int err;
+
+	memset(snap, 0, sizeof(*snap));
+	err = xlb_state_open(&inst, &xlb_opts.instance, &st);
+	if (err)
+		return err;
+	err = collect(&inst, st, snap);
+	if (err)
+		p_err("cannot read counters in %s: %s", inst.dir, strerror(-err));
+	xlb_state_free(st);
+	xlb_instance_close(&inst);
+	return err;
+}
+
+int xlb_stats_prometheus(FILE *f)
+{
+	struct snapshot snap;
+	int err;
+
+	err = snapshot_take(&snap);
+	if (!err)
+		print_prometheus(f, &snap);
+	free(snap.rows);
+	return err;
+}
+
+static volatile sig_atomic_t watch_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	watch_stop = 1;
+}
+
+/* The row of prev with r's names, or NULL (a VIP or backend new since). */
+static const struct row *row_before(const struct snapshot *prev, const struct row *r)
+{
+	size_t i;
+
+	for (i = 0; i < prev->n_rows; i++)
+		if (!strcmp(prev->rows[i].vip, r->vip) &&
+		    !strcmp(prev->rows[i].backend, r->backend))
+			return &prev->rows[i];
+	return NULL;
+}
+
+static double rate(__u64 now, __u64 before, double secs)
+{
+	return now >= before ? (now - before) / secs : 0;
+}
+
+/* One interval's rates: of cur against prev, secs apart. */
+static void print_rates(const struct snapshot *prev, const struct snapshot *cur,
+			double secs, bool tty)
+{
+	struct json_object *o = NULL, *arr = NULL, *reasons = NULL, *x;
+	char when[32];
+	time_t now = time(NULL);
+	const struct row *r, *p;
+	size_t i;
+
+	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
+	if (xlb_opts.json) {
+		o = json_object_new_object();
+		json_object_object_add(o, "time", json_object_new_int64(now));
+		json_object_object_add(o, "interval_s", json_object_new_double(secs));
+		arr = json_object_new_array();
+		reasons = json_object_new_object();
+	} else if (tty) {
+		/* Home and clear, as top redraws. */
+		printf("\033[H\033[2J");
+		printf("xlb stats --watch: per second over %.1f s, at %s (Ctrl-C ends)\n\n",
+		       secs, when);
+	}
+	for (i = 0; i < cur->n_rows; i++) {
+		__u64 pp, pb;
+
+		r = &cur->rows[i];
+		p = row_before(prev, r);
+		pp = p ? p->c.packets : r->c.packets;
+		pb = p ? p->c.bytes : r->c.bytes;
+		if (o) {
+			x = json_object_new_object();
+			json_object_object_add(x, "vip", json_object_new_string(r->vip));
+			if (r->backend[0])
+				json_object_object_add(x, "backend", json_object_new_string(r->backend));
+			json_object_object_add(x, "packets_per_s",
+					       json_object_new_double(rate(r->c.packets, pp, secs)));
+			json_object_object_add(x, "bytes_per_s",
+					       json_object_new_double(rate(r->c.bytes, pb, secs)));
+			json_object_array_add(arr, x);
+			continue;
+		}
+		printf("%s%s%s %s pkt/s %.0f bytes/s %.0f\n", tty ? "" : when,
+		       tty ? "" : " ", r->backend[0] ? "\tbackend" : "vip",
+		       r->backend[0] ? r->backend : r->vip,
+		       rate(r->c.packets, pp, secs), rate(r->c.bytes, pb, secs));
+	}
+	for (i = 0; i < XLB_STAT__MAX; i++) {
+		double pr = rate(cur->reason[i].packets, prev->reason[i].packets, secs);
+		double br = rate(cur->reason[i].bytes, prev->reason[i].bytes, secs);
+
+		/* Outcomes that did not happen say nothing. */
+		if (!pr)
+			continue;
+		if (o) {
+			x = json_object_new_object();
+			json_object_object_add(x, "packets_per_s", json_object_new_double(pr));
+			json_object_object_add(x, "bytes_per_s", json_object_new_double(br));
+			json_object_object_add(reasons, reason_names[i], x);
+			continue;
+		}
+		printf("%s%sreason %s pkt/s %.0f bytes/s %.0f\n", tty ? "" : when,
+		       tty ? "" : " ", reason_names[i], pr, br);
+	}
+	if (o) {
+		json_object_object_add(o, "vips", arr);
+		json_object_object_add(o, "reasons", reasons);
+		xlb_json_print(o);
+	}
+	fflush(stdout);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int parse_interval(const char *opt, const char *val, void *dest)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(val, &end);
+	if (errno || end == val || *end || !(v >= 0.1 && v <= 3600)) {
+		p_err("bad %s '%s': seconds from 0.1 to 3600", opt, val);
+		return -EINVAL;
+	}
+	*(double *)dest = v;
+	return 0;
+}
+
+static int watch(double interval, __u64 count)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct snapshot prev, cur;
+	bool tty = isatty(STDOUT_FILENO);
+	double t0, t1;
+	__u64 n = 0;
+	int err;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	err = snapshot_take(&prev);
+	t0 = mono_s();
+	while (!err && !watch_stop && (!count || n < count)) {
+		struct timespec ts = { .tv_sec = (time_t)interval,
+				       .tv_nsec = (long)((interval - (time_t)interval) * 1e9) };
+
+		/* A signal cuts the sleep short: the loop ends. */
+		nanosleep(&ts, NULL);
+		if (watch_stop)
+			break;
+		err = snapshot_take(&cur);
+		t1 = mono_s();
+		if (!err)
+			print_rates(&prev, &cur, t1 - t0, tty);
+		free(prev.rows);
+		prev = cur;
+		t0 = t1;
+		n++;
+	}
+	free(prev.rows);
+	return err;
 }
 
 int do_stats(int argc, char **argv)
 {
 	enum format fmt = xlb_opts.json ? JSON : TEXT;
 	struct snapshot snap = {};
-	struct xlb_instance inst;
-	struct xlb_state *st;
-	bool prometheus = false;
+	bool prometheus = false, watching = false;
+	double interval = 0;	/* 0: not given (1 s) */
+	__u64 count = 0;
 	const struct xlb_opt opts[] = {
 		XLB_OPT_FLAG("--prometheus", &prometheus),
+		XLB_OPT_FLAG("--watch", &watching),
+		XLB_OPT_FN("--interval", parse_interval, &interval),
+		XLB_OPT_FN("--count", xlb_opt_u64, &count),
 		{ NULL },
 	};
 	int err;
@@ -348,27 +542,26 @@ int do_stats(int argc, char **argv)
 	err = xlb_cmd_args(opts, &argc, argv, stats_help, 0, STATS_USAGE);
 	if (err)
 		return err;
+	if ((interval || count) && !watching) {
+		p_err("--interval and --count go with --watch");
+		return -EINVAL;
+	}
 	if (prometheus) {
-		if (xlb_opts.json) {
-			p_err("-j and --prometheus exclude each other");
+		if (xlb_opts.json || watching) {
+			p_err("--prometheus excludes -j and --watch (a scraper computes rates: xlb exporter)");
 			return -EINVAL;
 		}
 		fmt = PROMETHEUS;
 	}
-	err = xlb_state_open(&inst, &xlb_opts.instance, &st);
-	if (err)
-		return err;
-	err = collect(&inst, st, &snap);
-	if (err)
-		p_err("cannot read counters in %s: %s", inst.dir, strerror(-err));
-	xlb_state_free(st);
-	xlb_instance_close(&inst);
+	if (watching)
+		return watch(interval ? interval : 1, count);
+	err = snapshot_take(&snap);
 	if (!err && fmt == TEXT)
 		print_text(&snap);
 	else if (!err && fmt == JSON)
 		print_json(&snap);
 	else if (!err)
-		print_prometheus(&snap);
+		print_prometheus(stdout, &snap);
 	free(snap.rows);
 	return err;
 }

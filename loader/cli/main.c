@@ -31,6 +31,7 @@ static const struct cmd {
 	{ "lookup",  do_lookup,  "what the datapath does with a flow's packet, and why" },
 	{ "conntrack", do_conntrack, "the connection table's entries: list, count, del, flush" },
 	{ "capture", do_capture, "packets from the datapath with their outcome (pcapng)" },
+	{ "exporter", do_exporter, "the counters over HTTP for Prometheus" },
 	{ "apply",   do_apply,   "converge to the state described in a file" },
 	{ "health",  do_health,  "check backends through the traffic's path: run, show" },
 	{ "host",    do_host,    "set a backend host up: decapsulation, VIPs, second chance" },
