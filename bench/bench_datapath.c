@@ -18,12 +18,14 @@
  * entry is in the connection table (most packets a balancer forwards), and
  * a SYN, which opens a connection and goes by the VIP's table.
  */
+#include <pthread.h>
 #include <unistd.h>
 #include "bench_testrun.h"
 #include "conntrack_map.h"
 #include "ct_entry.h"
 #include "xlb_bench.skel.h"
 #include "stages.h"
+#include "capture_rec.h"
 
 #define TARGET_NS	25.0
 
@@ -49,6 +51,8 @@ struct variant {
 	enum frame_kind frame;
 	__u32 stage;
 	bool nocap;		/* built without the capture's check */
+	bool cap_on;		/* a capture of every packet running */
+	struct ring_buffer *ring;	/* cap_on: its reader's */
 	struct dp_fixture *fx;
 	struct xlb_bench *skel;
 	double ns[BENCH_MAX_ROUNDS];
@@ -119,6 +123,64 @@ static int load_plain(struct variant *v)
 	return v->fx->prog_fd < 0 ? -ENOENT : 0;
 }
 
+static int drain(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
+/* A capture of every packet, as `xlb capture` with no filter runs it: the
+ * switch on for good, and a reader (capture_reader()) draining the ring. */
+static int capture_on(struct variant *v)
+{
+	struct xlb_capture_cfg cfg = { .backend_id = XLB_CAPTURE_ANY };
+	__u32 zero = 0;
+
+	if (bpf_map__update_elem(v->skel->maps.xlb_capture_cfg, &zero, sizeof(zero),
+				 &cfg, sizeof(cfg), BPF_ANY))
+		return -errno;
+	v->skel->bss->xlb_capture_until = ~0ULL;
+	v->ring = ring_buffer__new(bpf_map__fd(v->skel->maps.xlb_capture_ring), drain,
+				   NULL, NULL);
+	return v->ring ? 0 : -errno;
+}
+
+static struct variant vs[48];
+static int n_vs, rounds;
+static volatile bool readers_stop;
+
+/* The capture's reader, on its own thread as `xlb capture` would be. */
+static void *capture_reader(void *arg)
+{
+	int i;
+
+	(void)arg;
+	while (!readers_stop)
+		for (i = 0; i < n_vs; i++)
+			if (vs[i].ring)
+				ring_buffer__poll(vs[i].ring, 1);
+	return NULL;
+}
+
+/* What the datapath counted of a capturing variant: captured, lost. */
+static void capture_counted(const struct variant *v, __u64 *captured, __u64 *lost)
+{
+	int ncpu = libbpf_num_possible_cpus(), i;
+	struct xlb_capture_stats per[ncpu];
+	__u32 zero = 0;
+
+	*captured = *lost = 0;
+	if (bpf_map__lookup_elem(v->skel->maps.xlb_capture_stats, &zero, sizeof(zero),
+				 per, sizeof(per[0]) * ncpu, 0))
+		return;
+	for (i = 0; i < ncpu; i++) {
+		*captured += per[i].captured;
+		*lost += per[i].lost;
+	}
+}
+
 static int load_variant(struct variant *v)
 {
 	const struct frame *f = &frames[v->frame];
@@ -154,6 +216,8 @@ static int load_variant(struct variant *v)
 	err = dp_fixture_use(v->fx, v->skel->obj, progs[v->kind]);
 	if (!err && v->kind == V_XLB && frame_is_ack(v->frame))
 		err = prime_entry(v);
+	if (!err && v->cap_on)
+		err = capture_on(v);
 	return err;
 }
 
@@ -236,9 +300,6 @@ static bool ack_stage(__u32 stage)
 	       stage != XLB_STAGE_TABLE;
 }
 
-static struct variant vs[48];
-static int n_vs, rounds;
-
 /* The median of the variant of this kind, frame and stage (with the
  * capture's check). */
 static double median_of(enum variant_kind kind, enum frame_kind frame, __u32 stage)
@@ -247,7 +308,7 @@ static double median_of(enum variant_kind kind, enum frame_kind frame, __u32 sta
 
 	for (i = 0; i < n_vs; i++)
 		if (vs[i].kind == kind && vs[i].frame == frame && vs[i].stage == stage &&
-		    !vs[i].nocap)
+		    !vs[i].nocap && !vs[i].cap_on)
 			return bench_median(vs[i].ns, rounds);
 	return 0;
 }
@@ -277,15 +338,16 @@ static void print_stages(enum frame_kind f4, enum frame_kind f6, double base4,
 	printf("\n");
 }
 
-/* The median of the variant built without the capture's check. */
-static double nocap_of(enum frame_kind frame)
+/* The variant built without the capture's check (nocap), or with a
+ * capture running (!nocap), of the frame; NULL if none. */
+static const struct variant *cap_variant(enum frame_kind frame, bool nocap)
 {
 	int i;
 
 	for (i = 0; i < n_vs; i++)
-		if (vs[i].nocap && vs[i].frame == frame)
-			return bench_median(vs[i].ns, rounds);
-	return 0;
+		if ((nocap ? vs[i].nocap : vs[i].cap_on) && vs[i].frame == frame)
+			return &vs[i];
+	return NULL;
 }
 
 /* What `xlb capture` costs the datapath while none runs: the same
@@ -308,7 +370,7 @@ static void print_capture_check(const double *x, double pass)
 	printf("| --- | ---: | ---: | ---: |\n");
 	for (f = FRAME_ACK4; f <= FRAME_OTHER; f++) {
 		with = f == FRAME_OTHER ? pass : x[f];
-		without = nocap_of(f);
+		without = bench_median(cap_variant(f, true)->ns, rounds);
 		printf("| %s | %.1f | %.1f | %+.2f ns |\n", what[f], with, without,
 		       with - without);
 		if (with - without > worst)
@@ -316,7 +378,22 @@ static void print_capture_check(const double *x, double pass)
 	}
 	/* One line: the report's summary repeats it. */
 	printf("\nTarget: the capture's check costs at most 1 ns a packet while no capture runs: "
-	       "at most %+.2f ns here (%s).\n", worst, worst <= 1.0 ? "met" : "not met");
+	       "at most %+.2f ns here (%s).\n\n", worst, worst <= 1.0 ? "met" : "not met");
+	printf("While a capture of every packet runs (no filter, a reader on another thread\n"
+	       "draining the ring; a packet the full ring cannot take is counted lost, which\n"
+	       "costs less than one handed over):\n\n");
+	printf("| path | capture off, ns | capture on, ns | difference | handed over | lost |\n");
+	printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
+	for (f = FRAME_ACK4; f <= FRAME_SYN4; f += FRAME_SYN4 - FRAME_ACK4) {
+		const struct variant *on = cap_variant(f, false);
+		__u64 captured, lost;
+
+		capture_counted(on, &captured, &lost);
+		with = bench_median(on->ns, rounds);
+		printf("| %s | %.1f | %.1f | %+.1f ns | %llu | %llu |\n", what[f], x[f], with,
+		       with - x[f], (unsigned long long)captured, (unsigned long long)lost);
+	}
+	printf("\n");
 }
 
 int main(int argc, char **argv)
@@ -328,6 +405,7 @@ int main(int argc, char **argv)
 	int r, i, f, err;
 	__u8 out[PKT_MAX];
 	char path[512];
+	pthread_t reader;
 	__u32 st;
 
 	rounds = quick ? 1 : 5;
@@ -362,11 +440,19 @@ int main(int argc, char **argv)
 		add(vs, &n_vs, "without the capture's check", V_XLB, f, XLB_STAGE_ENCAP);
 		vs[n_vs - 1].nocap = true;
 	}
+	add(vs, &n_vs, "capture on", V_XLB, FRAME_ACK4, XLB_STAGE_ENCAP);
+	vs[n_vs - 1].cap_on = true;
+	add(vs, &n_vs, "capture on", V_XLB, FRAME_SYN4, XLB_STAGE_ENCAP);
+	vs[n_vs - 1].cap_on = true;
 	add(vs, &n_vs, "FIB lookup, uncached", V_FIB, FRAME_SYN4, 0);
 	for (i = 0; i < n_vs; i++)
 		if (load_variant(&vs[i]))
 			return 1;
 
+	if (pthread_create(&reader, NULL, capture_reader, NULL)) {
+		fprintf(stderr, "bench_datapath: cannot start the capture's reader\n");
+		return 1;
+	}
 	/* Rounds interleave the variants, so a busy moment on the machine
 	 * spreads over all of them instead of skewing one. */
 	for (r = 0; r < rounds; r++) {
@@ -383,6 +469,8 @@ int main(int argc, char **argv)
 		}
 	}
 
+	readers_stop = true;
+	pthread_join(reader, NULL);
 	plain = median_of(V_PLAIN, FRAME_SYN4, 0);
 	base4 = median_of(V_REFLECT, FRAME_SYN4, 0);
 	base6 = median_of(V_REFLECT, FRAME_SYN6, 0);

@@ -34,7 +34,8 @@ static const char *const reason_names[XLB_STAT__MAX] = {
 static int capture_help(void)
 {
 	printf("Usage: " CAPTURE_USAGE "\n"
-	       "Packets from the running datapath with their outcome: a line each, or\n"
+	       "Packets from the running datapath with their outcome: a line each (-j: a\n"
+	       "JSON object a line), or\n"
 	       "with -w a pcapng file (-w -: stdout) that tshark and Wireshark read, each\n"
 	       "packet's verdict, counter, VIP and backend in its comment. The frame is\n"
 	       "as the datapath leaves it: forwarded, encapsulated; answered too big, the\n"
@@ -231,8 +232,15 @@ static int on_packet(const struct xlb_capture_rec *rec, void *ctx)
 			xlb_addr_str(saddr, fk.family, src, sizeof(src));
 			xlb_vip_str(&fk, dst, sizeof(dst));
 		}
-		printf("%.6f %s%s%s%s%s, %u bytes\n", rec->ts_ns / 1e9, text,
-		       src[0] ? ", " : "", src, src[0] ? " -> " : "", dst, rec->len);
+		if (xlb_opts.json)
+			printf("{\"time\":%.6f,\"verdict\":\"%s\",\"reason\":\"%s\",\"vip\":\"%s\","
+			       "\"backend\":\"%s\",\"src\":\"%s\",\"dst\":\"%s\",\"len\":%u}\n",
+			       rec->ts_ns / 1e9, verdict_str(rec->verdict),
+			       rec->reason < XLB_STAT__MAX ? reason_names[rec->reason] : "?",
+			       vip, be, src, dst, rec->len);
+		else
+			printf("%.6f %s%s%s%s%s, %u bytes\n", rec->ts_ns / 1e9, text,
+			       src[0] ? ", " : "", src, src[0] ? " -> " : "", dst, rec->len);
 		if (ferror(stdout))
 			return r->err = -EPIPE;
 	}

@@ -413,7 +413,9 @@ static int conntrack_del(int argc, char **argv)
 		p_err("no entry for %s -> %s", argv[0], argv[1]);
 	else if (err)
 		p_err("cannot change the connection table: %s", strerror(-err));
-	else if (!xlb_opts.json)
+	else if (xlb_opts.json)
+		printf("{\"ended\":1}\n");
+	else
 		printf("ended the entry of %s -> %s: its next packet goes by %s's table\n",
 		       argv[0], argv[1], xlb_vip_str(&(struct xlb_vip_key){
 			       .port = flow.dport, .proto = flow.proto, .family = flow.family,
