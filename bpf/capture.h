@@ -52,17 +52,19 @@ __u64 xlb_capture_until;
  * outcome (ret as xlb_account() takes it), if the capture's filter takes
  * it. */
 static __noinline int xlb_capture(struct xdp_md *ctx, int ret, __u32 vip_id,
-				  __u32 backend_id, __u64 bytes)
+				  __u32 backend_id)
 {
 	__u32 zero = 0, reason = ret < 0 ? -ret : XLB_STAT_FORWARD, caplen;
+	__u64 until = xlb_capture_until, now = bpf_ktime_get_coarse_ns();
 	const struct xlb_capture_cfg *cfg;
 	struct xlb_capture_stats *st;
 	struct xlb_capture_rec *rec;
-	__u64 now = bpf_ktime_get_coarse_ns();
+	__u64 len;
 
-	/* A capture that stopped renewing is over: off for the next packet. */
-	if (now > xlb_capture_until) {
-		xlb_capture_until = 0;
+	/* A capture that stopped renewing is over: off for the next packet,
+	 * unless it renewed meanwhile. */
+	if (now > until) {
+		__sync_val_compare_and_swap(&xlb_capture_until, until, 0);
 		return 0;
 	}
 	cfg = bpf_map_lookup_elem(&xlb_capture_cfg, &zero);
@@ -72,14 +74,17 @@ static __noinline int xlb_capture(struct xdp_md *ctx, int ret, __u32 vip_id,
 	if ((cfg->reasons && !(cfg->reasons & (1U << reason))) ||
 	    (cfg->backend_id != XLB_CAPTURE_ANY && cfg->backend_id != backend_id))
 		return 0;
-	if (cfg->sample > 1 && st->seen++ % cfg->sample)
+	if (st->seen++ % (cfg->sample > 1 ? cfg->sample : 1))
 		return 0;
 	rec = bpf_ringbuf_reserve(&xlb_capture_ring, sizeof(*rec), 0);
 	if (!rec) {
 		st->lost++;
 		return 0;
 	}
-	caplen = bytes < XLB_CAPTURE_BYTES ? (__u32)bytes : XLB_CAPTURE_BYTES;
+	/* The frame as it leaves: grown by an encapsulation, or an ICMP
+	 * answer in place of the packet. */
+	len = bpf_xdp_get_buff_len(ctx);
+	caplen = len < XLB_CAPTURE_BYTES ? (__u32)len : XLB_CAPTURE_BYTES;
 	/* Bounded again where the verifier sees it: the compiler keeps
 	 * the bound of a 64-bit value in another register. */
 	asm volatile("" : "+r"(caplen));
@@ -87,7 +92,7 @@ static __noinline int xlb_capture(struct xdp_md *ctx, int ret, __u32 vip_id,
 	    bpf_xdp_load_bytes(ctx, 0, rec->data, caplen))
 		caplen = 0;
 	rec->ts_ns = bpf_ktime_get_ns();
-	rec->len = bytes;
+	rec->len = len;
 	rec->caplen = caplen;
 	rec->reason = reason;
 	rec->verdict = ret < 0 ? xlb_reason_verdict(reason) : ret;

@@ -180,7 +180,7 @@ XLB_INLINE int xlb_run(struct xdp_md *ctx)
 
 	ret = xlb_process(ctx, &vip_id, &backend_id, &bytes);
 	if (xlb_capture_on())
-		xlb_capture(ctx, ret, vip_id, backend_id, bytes);
+		xlb_capture(ctx, ret, vip_id, backend_id);
 	return xlb_account(ret, bytes, vip_id, backend_id);
 }
 

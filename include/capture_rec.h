@@ -45,7 +45,7 @@ XLB_STATIC_ASSERT(XLB_STAT_REASONS <= 32, "a reason a bit of xlb_capture_cfg.rea
 /* One packet in the ring. */
 struct xlb_capture_rec {
 	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-	__u32 len;		/* the frame's bytes, every buffer */
+	__u32 len;		/* the frame's bytes as it leaves, every buffer */
 	__u32 caplen;		/* of them in data: up to XLB_CAPTURE_BYTES */
 	__u32 reason;		/* enum xlb_stat: the outcome's counter */
 	__u32 verdict;		/* XDP_* */

@@ -479,9 +479,9 @@ static void a_killed_flush_leaves_each_entry_whole(void)
 	for (i = 0; i < SLOTS; i++) {
 		if (!memcmp(&t.table[i], &copy[i], sizeof(copy[i])))
 			continue;
-		if (t.table[i].e.last_seen_ns == 0 && !(t.table[i].e.seq & 1) &&
+		if (t.table[i].e.backend_id == XLB_BACKEND_NONE && !(t.table[i].e.seq & 1) &&
 		    !memcmp(&t.table[i].flow, &copy[i].flow, sizeof(copy[i].flow)) &&
-		    t.table[i].e.backend_id == copy[i].e.backend_id)
+		    t.table[i].e.gen == copy[i].e.gen)
 			ended++;
 		else
 			torn++;
@@ -491,7 +491,7 @@ static void a_killed_flush_leaves_each_entry_whole(void)
 	ASSERT_EQ(torn, 0, "each entry ended or as it was");
 	ASSERT_OK(xlb("conntrack flush --all >/dev/null"), "flush again");
 	for (i = 0, torn = 0; i < SLOTS; i++)
-		torn += t.table[i].flow.family && t.table[i].e.last_seen_ns;
+		torn += t.table[i].flow.family && t.table[i].e.backend_id != XLB_BACKEND_NONE;
 	ASSERT_EQ(torn, 0, "then every entry ended");
 	free(copy);
 }

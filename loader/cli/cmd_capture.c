@@ -46,8 +46,10 @@ static int capture_help(void)
 	       "  --forward        only packets forwarded\n"
 	       "  --reason NAMES   only those counters (xlb stats names them), comma-separated\n"
 	       "                   (these three add up)\n"
-	       "  --vip VIP        only packets to VIP\n"
-	       "  --backend ADDR   only packets for that backend (of any VIP)\n"
+	       "  --vip VIP        only packets to VIP (the datapath then hands over no\n"
+	       "                   pass_not_ip, pass_not_vip packet unless --reason asks)\n"
+	       "  --backend ADDR   only packets for that backend (of --vip's VIP, else of\n"
+	       "                   any)\n"
 	       "  --sample N       one packet in N of those the datapath lets through\n"
 	       "  --snaplen N      the first N bytes of each (1..%u, default %u)\n",
 	       XLB_CAPTURE_LEASE_MS, XLB_CAPTURE_BYTES, XLB_CAPTURE_BYTES);
@@ -110,6 +112,10 @@ struct run {
 	struct xlb_state *st;
 	bool by_vip;
 	struct xlb_vip_key vip;
+	/* --backend without --vip: its records in every VIP, by address */
+	bool by_backend;
+	__be32 backend[4];
+	__u8 backend_family;
 	FILE *out;		/* pcapng, or NULL: lines on stdout */
 	__u64 written;
 	__u64 mono_to_real;	/* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
@@ -211,6 +217,11 @@ static int on_packet(const struct xlb_capture_rec *rec, void *ctx)
 
 	if (r->by_vip && (!has_vip || memcmp(&k, &r->vip, sizeof(k))))
 		return 0;
+	if (r->by_backend &&
+	    (!rec->backend_id || rec->backend_id >= XLB_MAX_BACKENDS ||
+	     r->st->backends[rec->backend_id].family != r->backend_family ||
+	     memcmp(r->st->backends[rec->backend_id].addr, r->backend, sizeof(r->backend))))
+		return 0;
 	if (has_vip)
 		xlb_vip_str(&k, vip, sizeof(vip));
 	if (rec->backend_id && rec->backend_id < XLB_MAX_BACKENDS &&
@@ -310,11 +321,10 @@ int do_capture(int argc, char **argv)
 		goto out_inst;
 	}
 	if (a.backend) {
-		/* The backend of that address: of --vip's VIP, or any. */
+		const struct xlb_state_vip *v = r.by_vip ? xlb_state_vip_find(r.st, &r.vip) : NULL;
+
 		for (id = 1; id < XLB_MAX_BACKENDS; id++) {
 			const struct xlb_backend *b = &r.st->backends[id];
-			const struct xlb_state_vip *v = r.by_vip ?
-				xlb_state_vip_find(r.st, &r.vip) : NULL;
 
 			if ((b->flags & XLB_BE_F_IN_USE) && b->family == bfamily &&
 			    !memcmp(b->addr, baddr, sizeof(baddr)) &&
@@ -327,28 +337,37 @@ int do_capture(int argc, char **argv)
 			err = -ENOENT;
 			goto out_inst;
 		}
-		/* One id: a backend in two VIPs has two records; --vip says
-		 * which. */
-		cfg.backend_id = id;
-	}
-	if (a.file) {
-		r.out = strcmp(a.file, "-") ? fopen(a.file, "w") : stdout;
-		if (!r.out) {
-			err = -errno;
-			p_err("cannot write %s: %s", a.file, strerror(-err));
-			goto out_inst;
-		}
-		if (xlb_pcapng_start(r.out, a.snaplen)) {
-			err = -EIO;
-			p_err("cannot write %s", a.file);
-			goto out_file;
+		/* Of one VIP, one record, which the datapath filters on; of
+		 * any, the address may have a record in several: the reader
+		 * filters. */
+		if (v) {
+			cfg.backend_id = id;
+		} else {
+			r.by_backend = true;
+			memcpy(r.backend, baddr, sizeof(baddr));
+			r.backend_family = bfamily;
 		}
 	}
+	/* No packet of a VIP is one of these: with --vip, the ring is
+	 * spared the host's other traffic. */
+	if (r.by_vip && !cfg.reasons)
+		cfg.reasons = ~0U & ~(1U << XLB_STAT_PASS_NOT_IP) &
+			      ~(1U << XLB_STAT_PASS_NOT_VIP);
 	err = xlb_capture_start(&inst, &cfg, &c);
 	/* The instance's lock is not held while the capture runs. */
 	xlb_instance_close(&inst);
 	if (err)
 		goto out_file;
+	/* Only once the capture runs: a refused one leaves the file alone. */
+	if (a.file) {
+		r.out = strcmp(a.file, "-") ? fopen(a.file, "w") : stdout;
+		if (!r.out || xlb_pcapng_start(r.out, a.snaplen)) {
+			err = r.out ? -EIO : -errno;
+			p_err("cannot write %s: %s", a.file, strerror(-err));
+			xlb_capture_stop(c, NULL);
+			goto out_file;
+		}
+	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

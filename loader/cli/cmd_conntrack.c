@@ -522,7 +522,10 @@ int xlb_backend_wait_drained(int argc, char **argv)
 		if (err)
 			break;
 		if (!c->flows[id]) {
-			if (!xlb_opts.json)
+			if (xlb_opts.json)
+				printf("{\"backend\":\"%s\",\"vip\":\"%s\",\"flows\":0,\"waited_s\":%llu}\n",
+				       argv[1], argv[0], (unsigned long long)waited);
+			else
 				printf("%s holds no live entry of %s\n", argv[1], argv[0]);
 			break;
 		}

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * xlb exporter: the instance's counters over HTTP for Prometheus, the text
- * of `xlb stats --prometheus` at /metrics, read afresh at every scrape.
+ * of `xlb stats --prometheus` at /metrics, read afresh at a scrape (at most
+ * once a second; four connections an address, sixteen in all).
  * The HTTP side is libmicrohttpd's. It listens on loopback unless told
  * otherwise: counters name VIPs and backends.
  */
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -29,8 +31,8 @@ static int exporter_help(void)
 {
 	printf("Usage: " EXPORTER_USAGE "\n"
 	       "Serve the instance's counters (what `xlb stats --prometheus` prints) to\n"
-	       "Prometheus over HTTP, at /metrics, read afresh at each scrape; until\n"
-	       "SIGINT or SIGTERM.\n"
+	       "Prometheus over HTTP, at /metrics, read afresh at a scrape (at most once\n"
+	       "a second); until SIGINT or SIGTERM.\n"
 	       "  --listen  the address and port to listen on (default " EXPORTER_DEFAULT
 	       ";\n"
 	       "            IPv6 in brackets). The counters name every VIP and backend:\n"
@@ -92,16 +94,61 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
 	return ret;
 }
 
+/* The last scrape's text: scrapes closer together than CACHE_S share it,
+ * so that no client can make the exporter read the maps (and take the
+ * instance's lock) back to back. One thread serves every request
+ * (libmicrohttpd's internal polling thread): no lock. */
+#define CACHE_S	1.0
+
+struct exporter {
+	char *text;
+	size_t len;
+	double at;		/* CLOCK_MONOTONIC, s */
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The counters' text, read afresh when the last is older than CACHE_S.
+ * 0 or -errno. */
+static int refresh(struct exporter *e)
+{
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f;
+	int err;
+
+	if (e->text && mono_s() - e->at < CACHE_S)
+		return 0;
+	f = open_memstream(&body, &len);
+	if (!f)
+		return -errno;
+	err = xlb_stats_prometheus(f);
+	fclose(f);
+	if (err) {
+		free(body);
+		return err;
+	}
+	free(e->text);
+	e->text = body;
+	e->len = len;
+	e->at = mono_s();
+	return 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				  const char *url, const char *method,
 				  const char *version, const char *upload_data,
 				  size_t *upload_size, void **state)
 {
-	char *body = NULL;
-	size_t len = 0;
-	FILE *f;
+	struct exporter *e = cls;
+	char *body;
 
-	(void)cls;
 	(void)version;
 	(void)upload_data;
 	(void)upload_size;
@@ -112,19 +159,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	if (strcmp(url, "/metrics"))
 		return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain",
 			     strdup("the counters are at /metrics\n"), 29);
-	f = open_memstream(&body, &len);
-	if (!f)
-		return MHD_NO;
-	if (xlb_stats_prometheus(f)) {
-		fclose(f);
-		free(body);
+	if (refresh(e))
 		return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain",
 			     strdup("cannot read the instance's counters (see xlb exporter's log)\n"),
 			     61);
-	}
-	fclose(f);
+	body = malloc(e->len);
+	if (!body)
+		return MHD_NO;
+	memcpy(body, e->text, e->len);
 	return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-		     body, len);
+		     body, e->len);
 }
 
 int do_exporter(int argc, char **argv)
@@ -134,6 +178,7 @@ int do_exporter(int argc, char **argv)
 		XLB_OPT_FN("--listen", xlb_opt_str, &listen),
 		{ NULL },
 	};
+	struct exporter e = {};
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *d;
 	sigset_t set;
@@ -147,15 +192,9 @@ int do_exporter(int argc, char **argv)
 	if (err)
 		return err;
 	/* The counters must be readable before anything listens. */
-	{
-		FILE *f = fopen("/dev/null", "w");
-
-		err = f ? xlb_stats_prometheus(f) : -errno;
-		if (f)
-			fclose(f);
-		if (err)
-			return err;
-	}
+	err = refresh(&e);
+	if (err)
+		return err;
 	/* The signals are waited for here, not delivered to a thread. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -163,18 +202,21 @@ int do_exporter(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
 			     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-			     0, NULL, NULL, on_request, NULL,
+			     0, NULL, NULL, on_request, &e,
 			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)16,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)4,
 			     MHD_OPTION_END);
 	if (!d) {
 		p_err("cannot listen on %s: %s", listen, strerror(errno ?: EADDRINUSE));
+		free(e.text);
 		return -EADDRINUSE;
 	}
 	p_info("xlb: serving the counters of %s at http://%s/metrics",
 	       xlb_opts.instance.pin_dir ?: "the instance", listen);
 	sigwait(&set, &sig);
 	MHD_stop_daemon(d);
+	free(e.text);
 	return 0;
 }

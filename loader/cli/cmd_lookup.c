@@ -351,11 +351,13 @@ int do_lookup(int argc, char **argv)
 		goto out;
 	}
 	err = xlb_lookup_open(&inst, ifindex, &lk);
-	if (err)
-		goto out;
-	err = la.batch ? batch(lk) : one(lk, argv[0], argv[1], la.syn, "");
-out:
+	/* The lookups hold no lock: a long --batch holds up no writer. */
+	xlb_instance_close(&inst);
+	if (!err)
+		err = la.batch ? batch(lk) : one(lk, argv[0], argv[1], la.syn, "");
 	xlb_lookup_close(lk);
+	return err;
+out:
 	xlb_instance_close(&inst);
 	return err;
 }

@@ -93,7 +93,10 @@ static int add_prog(__u32 prog_id, const struct bpf_prog_info *info, void *ctx)
 	struct prog_switch *p;
 	__u32 i;
 
-	if (strcmp(info->name, "xlb_xdp") || info->type != BPF_PROG_TYPE_XDP ||
+	/* XDP attached directly, or an extension behind libxdp's
+	 * dispatcher: each has a .bss of its own. */
+	if (strcmp(info->name, "xlb_xdp") ||
+	    (info->type != BPF_PROG_TYPE_XDP && info->type != BPF_PROG_TYPE_EXT) ||
 	    c->n_progs == MAX_PROGS)
 		return 0;
 	p = &c->progs[c->n_progs];
@@ -118,7 +121,9 @@ static int add_prog(__u32 prog_id, const struct bpf_prog_info *info, void *ctx)
 		p->off = off;
 		p->value_size = m.value_size;
 		if (m.map_flags & BPF_F_MMAPABLE) {
-			p->mem_len = (m.value_size + 4095) & ~4095UL;
+			size_t page = sysconf(_SC_PAGESIZE);
+
+			p->mem_len = (m.value_size + page - 1) & ~(page - 1);
 			p->mem = mmap(NULL, p->mem_len, PROT_READ | PROT_WRITE,
 				      MAP_SHARED, fd, 0);
 			if (p->mem == MAP_FAILED)
@@ -168,19 +173,22 @@ static int set_until(struct xlb_capture *c, __u64 until)
 
 static int stats_sum(struct xlb_capture *c, struct xlb_capture_stats *sum)
 {
-	struct xlb_capture_stats per[c->ncpu];
+	struct xlb_capture_stats *per = calloc(c->ncpu, sizeof(*per));
 	__u32 zero = 0;
-	int i;
+	int i, err = 0;
 
 	memset(sum, 0, sizeof(*sum));
+	if (!per)
+		return -ENOMEM;
 	if (bpf_map_lookup_elem(c->stats_fd, &zero, per))
-		return -errno;
-	for (i = 0; i < c->ncpu; i++) {
+		err = -errno;
+	for (i = 0; !err && i < c->ncpu; i++) {
 		sum->seen += per[i].seen;
 		sum->captured += per[i].captured;
 		sum->lost += per[i].lost;
 	}
-	return 0;
+	free(per);
+	return err;
 }
 
 static int discard(const struct xlb_capture_rec *rec, void *ctx)
@@ -237,6 +245,11 @@ int xlb_capture_start(struct xlb_instance *inst, const struct xlb_capture_cfg *c
 		return -ENOMEM;
 	c->lock_fd = c->ring_fd = c->cfg_fd = c->stats_fd = -1;
 	c->ncpu = libbpf_num_possible_cpus();
+	if (c->ncpu < 0) {
+		err = c->ncpu;
+		p_err("cannot count the CPUs: %s", strerror(-err));
+		goto fail;
+	}
 	err = lock_take(inst->dir, &c->lock_fd);
 	if (err) {
 		p_err(err == -EBUSY ? "another capture runs on the instance in %s: one at a time" :

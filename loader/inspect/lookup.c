@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -35,7 +36,9 @@ struct vip_table {
 
 struct xlb_lookup {
 	struct lookup *skel;
-	struct xlb_instance *inst;
+	/* The instance's maps it reads, its own descriptors: the instance
+	 * may be closed (and its lock released) once it is open. */
+	int config_fd, vips_fd, tables_fd, backends_fd, ct_fd;
 	int ifindex;
 	int ncpu;
 	__u32 ct_slots;			/* xlb_conntrack's size */
@@ -46,6 +49,8 @@ struct xlb_lookup {
 	struct xlb_nexthops nx;
 	__u8 in[PKT_MAX], out[PKT_MAX];
 };
+
+XLB_STATIC_ASSERT(XLB_STAT__MAX <= 32, "a counter a bit of xlb_lookup_answer.counted");
 
 #define STAT_NAME(name, str) str,
 static const char *const stat_names[XLB_STAT__MAX] = {
@@ -106,16 +111,16 @@ static int stats_read(struct xlb_lookup *lk, __u64 *sums)
 
 /* Every map the datapath reads the instance's, the rest the program's
  * own; nothing pinned. */
-static int reuse_maps(struct xlb_lookup *lk)
+static int reuse_maps(struct xlb_lookup *lk, const struct xlb_instance *inst)
 {
 	const struct { struct bpf_map *map; int fd; } shared[] = {
-		{ lk->skel->maps.xlb_config, lk->inst->config_fd },
-		{ lk->skel->maps.xlb_vips, lk->inst->vips_fd },
-		{ lk->skel->maps.xlb_tables, lk->inst->tables_fd },
-		{ lk->skel->maps.xlb_backends, lk->inst->backends_fd },
-		{ lk->skel->maps.xlb_conntrack, lk->inst->conntrack_fd },
-		{ lk->skel->maps.xlb_vip_filter, lk->inst->vip_filter_fd },
-		{ lk->skel->maps.xlb_vip_addrs, lk->inst->vip_addrs_fd },
+		{ lk->skel->maps.xlb_config, inst->config_fd },
+		{ lk->skel->maps.xlb_vips, inst->vips_fd },
+		{ lk->skel->maps.xlb_tables, inst->tables_fd },
+		{ lk->skel->maps.xlb_backends, inst->backends_fd },
+		{ lk->skel->maps.xlb_conntrack, inst->conntrack_fd },
+		{ lk->skel->maps.xlb_vip_filter, inst->vip_filter_fd },
+		{ lk->skel->maps.xlb_vip_addrs, inst->vip_addrs_fd },
 	};
 	struct bpf_map *map;
 	size_t i;
@@ -149,8 +154,18 @@ int xlb_lookup_open(struct xlb_instance *inst, int ifindex,
 	lk = calloc(1, sizeof(*lk));
 	if (!lk)
 		return -ENOMEM;
-	lk->inst = inst;
 	lk->ifindex = ifindex;
+	lk->config_fd = dup(inst->config_fd);
+	lk->vips_fd = dup(inst->vips_fd);
+	lk->tables_fd = dup(inst->tables_fd);
+	lk->backends_fd = dup(inst->backends_fd);
+	lk->ct_fd = dup(inst->conntrack_fd);
+	if (lk->config_fd < 0 || lk->vips_fd < 0 || lk->tables_fd < 0 ||
+	    lk->backends_fd < 0 || lk->ct_fd < 0) {
+		err = -errno;
+		p_err("cannot hold the instance's maps: %s", strerror(-err));
+		goto fail;
+	}
 	lk->nx = (struct xlb_nexthops)XLB_NEXTHOPS_INIT;
 	lk->ncpu = libbpf_num_possible_cpus();
 	if (lk->ncpu < 0) {
@@ -180,7 +195,7 @@ int xlb_lookup_open(struct xlb_instance *inst, int ifindex,
 	 * instance's maps, which `xlb attach` and others look for. */
 	bpf_program__set_autoload(lk->skel->progs.xlb_xdp, false);
 	lk->skel->rodata->xlb_ct_mask = lk->ct_slots - 1;
-	err = reuse_maps(lk);
+	err = reuse_maps(lk, inst);
 	if (!err)
 		err = lookup__load(lk->skel);
 	if (err) {
@@ -214,6 +229,16 @@ void xlb_lookup_close(struct xlb_lookup *lk)
 	}
 	xlb_nexthops_close(&lk->nx);
 	lookup__destroy(lk->skel);
+	if (lk->config_fd >= 0)
+		close(lk->config_fd);
+	if (lk->vips_fd >= 0)
+		close(lk->vips_fd);
+	if (lk->tables_fd >= 0)
+		close(lk->tables_fd);
+	if (lk->backends_fd >= 0)
+		close(lk->backends_fd);
+	if (lk->ct_fd >= 0)
+		close(lk->ct_fd);
 	free(lk->percpu);
 	free(lk->nh_percpu);
 	free(lk);
@@ -231,7 +256,7 @@ static struct vip_table *table_of(struct xlb_lookup *lk, __u32 vip_id)
 	if (!t)
 		return NULL;
 	t->vip_id = vip_id;
-	if (xlb_table_read_hist(lk->inst->tables_fd, vip_id, &t->slots, &t->m,
+	if (xlb_table_read_hist(lk->tables_fd, vip_id, &t->slots, &t->m,
 				&t->hist) || !t->m) {
 		free(t->slots);
 		free(t);
@@ -263,7 +288,7 @@ static int ct_explain(struct xlb_lookup *lk, const struct xlb_lookup_query *q,
 
 	for (w = 0; w < XLB_CT_WAYS; w++) {
 		i = set + w;
-		if (bpf_map_lookup_elem(lk->inst->conntrack_fd, &i, &s))
+		if (bpf_map_lookup_elem(lk->ct_fd, &i, &s))
 			return -errno;
 		if (!(s.e.seq & 1) && !memcmp(&s.flow, &q->flow, sizeof(s.flow)))
 			break;
@@ -277,13 +302,13 @@ static int ct_explain(struct xlb_lookup *lk, const struct xlb_lookup_query *q,
 	a->ct = s.e;
 	a->ct_idle_ns = now > s.e.last_seen_ns ? now - s.e.last_seen_ns : 0;
 	a->ct_timeout_ns = xlb_ct_timeout_ns(cfg, q->flow.proto, s.e.flags);
-	bpf_map_lookup_elem(lk->inst->backends_fd, &(__u32){ s.e.backend_id },
+	bpf_map_lookup_elem(lk->backends_fd, &(__u32){ s.e.backend_id },
 			    &a->ct_backend);
 	if (q->syn && q->flow.proto == IPPROTO_TCP)
 		a->ct_why = XLB_LOOKUP_CT_SYN;
 	else if (xlb_ct_expired(&s.e, now, a->ct_timeout_ns))
 		a->ct_why = XLB_LOOKUP_CT_EXPIRED;
-	else if (bpf_map_lookup_elem(lk->inst->backends_fd, &(__u32){ s.e.backend_id }, &be) ||
+	else if (bpf_map_lookup_elem(lk->backends_fd, &(__u32){ s.e.backend_id }, &be) ||
 		 !xlb_ct_backend_usable(&s.e, &be))
 		a->ct_why = XLB_LOOKUP_CT_BACKEND_GONE;
 	else if (be.flags & XLB_BE_F_EVICT)
@@ -307,7 +332,7 @@ static void table_explain(struct xlb_lookup *lk, const struct xlb_lookup_query *
 	__u16 e;
 
 	memcpy(key.addr, q->flow.dst, sizeof(key.addr));
-	if (bpf_map_lookup_elem(lk->inst->vips_fd, &key, &a->vip))
+	if (bpf_map_lookup_elem(lk->vips_fd, &key, &a->vip))
 		return;
 	a->is_vip = true;
 	a->hash = xlb_flow_hash(&q->flow, cfg->hash_key);
@@ -316,7 +341,7 @@ static void table_explain(struct xlb_lookup *lk, const struct xlb_lookup_query *
 		return;
 	a->slot = (__u32)a->hash % t->m;
 	a->slot_owner = t->slots[a->slot];
-	bpf_map_lookup_elem(lk->inst->backends_fd, &a->slot_owner, &a->owner);
+	bpf_map_lookup_elem(lk->backends_fd, &a->slot_owner, &a->owner);
 	if (t->hist.slot && (e = t->hist.slot[a->slot]) && e <= t->hist.n) {
 		a->hist = true;
 		a->hist_entry = t->hist.e[e - 1];
@@ -422,7 +447,7 @@ int xlb_lookup_flow(struct xlb_lookup *lk, const struct xlb_lookup_query *q,
 	if ((q->flow.family != XLB_AF_INET && q->flow.family != XLB_AF_INET6) ||
 	    (q->flow.proto != IPPROTO_TCP && q->flow.proto != IPPROTO_UDP))
 		return -EINVAL;
-	if (bpf_map_lookup_elem(lk->inst->config_fd, &zero, &cfg)) {
+	if (bpf_map_lookup_elem(lk->config_fd, &zero, &cfg)) {
 		err = -errno;
 		p_err("cannot read the instance's settings: %s", strerror(-err));
 		return err;
@@ -461,7 +486,7 @@ int xlb_lookup_flow(struct xlb_lookup *lk, const struct xlb_lookup_query *q,
 	 * ICMP answer) is the one it was for. */
 	a->backend_id = r.backend_id;
 	if (a->backend_id)
-		bpf_map_lookup_elem(lk->inst->backends_fd, &a->backend_id, &a->backend);
+		bpf_map_lookup_elem(lk->backends_fd, &a->backend_id, &a->backend);
 	if (r.ret >= 0 && a->backend_id) {
 		a->sent = true;
 		nexthop_read(lk, a);

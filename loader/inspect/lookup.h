@@ -96,7 +96,8 @@ struct xlb_lookup_answer {
 /*
  * Load the lookup program over inst's maps, to run packets as received on
  * ifindex (a device of the current network namespace: the FIB is asked
- * there). Returns 0 with *out, or -errno after p_err().
+ * there). It holds the maps itself: inst may be closed, and its lock
+ * released, right after. Returns 0 with *out, or -errno after p_err().
  */
 int xlb_lookup_open(struct xlb_instance *inst, int ifindex,
 		    struct xlb_lookup **out);

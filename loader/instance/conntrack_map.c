@@ -229,9 +229,12 @@ static bool ct_end_slot(struct xlb_ct_slot *s, __u32 seq,
 		__atomic_store_n(&s->e.seq, seq + 2, __ATOMIC_RELEASE);
 		return false;
 	}
-	/* Zero is older than any timeout: the datapath's
-	 * xlb_ct_expired() holds, and a new flow of the set may take the
-	 * slot first. */
+	/* No backend: the datapath honours no entry whose backend record
+	 * is not in use (XLB_BACKEND_NONE never is), whatever its age or
+	 * a refresh stored meanwhile outside the lock, and records the
+	 * flow's next choice in place. Idle since 0: a new flow of the set
+	 * takes the slot before a live entry's. */
+	s->e.backend_id = XLB_BACKEND_NONE;
 	s->e.last_seen_ns = 0;
 	__atomic_store_n(&s->e.seq, seq + 2, __ATOMIC_RELEASE);
 	return true;
@@ -252,7 +255,7 @@ int xlb_ct_end(int ct_fd, xlb_ct_match_fn match, void *ctx, __u64 *ended)
 		return err;
 	for (i = 0; i < n; i++) {
 		if (!ct_read(&slots[i], &flow, &e) || !flow.family ||
-		    !e.last_seen_ns || !match(&flow, &e, ctx))
+		    e.backend_id == XLB_BACKEND_NONE || !match(&flow, &e, ctx))
 			continue;
 		n_ended += ct_end_slot(&slots[i], e.seq, &flow);
 	}
@@ -276,7 +279,8 @@ int xlb_ct_end_flow(int ct_fd, __u32 seed, const struct xlb_flow *flow)
 	err = -ENOENT;
 	for (w = 0; w < XLB_CT_WAYS; w++) {
 		if (ct_read(&set.slot[w], &f, &e) && !memcmp(&f, flow, sizeof(f)) &&
-		    e.last_seen_ns && ct_end_slot(&set.slot[w], e.seq, flow)) {
+		    e.backend_id != XLB_BACKEND_NONE &&
+		    ct_end_slot(&set.slot[w], e.seq, flow)) {
 			err = 0;
 			break;
 		}

@@ -64,13 +64,14 @@ typedef int (*xlb_ct_walk_fn)(__u32 index, const struct xlb_flow *flow,
 int xlb_ct_walk(int ct_fd, xlb_ct_walk_fn fn, void *ctx);
 
 /*
- * End the entries for which match(flow, entry, ctx) is true: each is
- * marked timed out, under the slot's seqlock, so that the flow's next
- * packet goes by its VIP's table (and records the choice in place), as
- * after an idle timeout. An entry is never emptied: a lookup stops at the
- * first empty slot of a set, and would miss the entries after it. Each
- * entry's change is one atomic step, so a kill midway leaves every entry
- * either ended or as it was, and running it again finishes the job.
+ * End the entries for which match(flow, entry, ctx) is true: each one's
+ * backend becomes XLB_BACKEND_NONE, under the slot's seqlock, so that the
+ * flow's next packet goes by its VIP's table (and records the choice in
+ * place), as after an idle timeout. An entry is never emptied: a lookup
+ * stops at the first empty slot of a set, and would miss the entries
+ * after it. Each entry's change is made under its slot's lock, so a kill
+ * midway leaves every entry either ended or as it was, and running it
+ * again finishes the job.
  * *ended (may be NULL) counts them. Returns 0 or -errno.
  */
 typedef bool (*xlb_ct_match_fn)(const struct xlb_flow *flow,

@@ -36,10 +36,13 @@ static __u32 setting_of(const char *pin_dir)
  * (an attached xlb), or 0. Its packets keep going to that table whatever
  * the pin dir says, so a new table would split the instance in two.
  */
+/* The datapath's program, not one that reads the table for a moment
+ * (`xlb lookup`'s). */
 static int first_user(__u32 prog_id, const struct bpf_prog_info *info,
 		      void *ctx)
 {
-	(void)info;
+	if (strcmp(info->name, "xlb_xdp"))
+		return 0;
 	*(__u32 *)ctx = prog_id;
 	return 1;
 }
