@@ -18,6 +18,8 @@
  * SYNs (a fifth of the flows) by the table, entries of the removed
  * backend not honoured. The lookups change nothing: the instance's
  * counters and connection table are the same before and after them.
+ * With --size, a packet too big once encapsulated gets the datapath's
+ * ICMP answer and MTU, one that fits is forwarded.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -396,6 +398,91 @@ static void lookup_is_the_datapath_through_changes(void)
 		agree("after a removal", 3);
 }
 
+/* The MTU an ICMP too-big answer in a frame names (0: none). */
+static __u32 answer_mtu_of(const __u8 *out, __u32 len)
+{
+	const __u8 *ip = out + PKT_ETH_LEN;
+
+	if (len >= PKT_ETH_LEN + 28 && pkt_get16(out + 12) == PKT_ETH_P_IP &&
+	    ip[9] == IPPROTO_ICMP && ip[20] == 3 && ip[21] == 4)
+		return pkt_get16(ip + 26);
+	if (len >= PKT_ETH_LEN + 48 && pkt_get16(out + 12) == PKT_ETH_P_IPV6 &&
+	    ip[6] == IPPROTO_ICMPV6 && ip[40] == 2)
+		return (__u32)pkt_get16(ip + 44) << 16 | pkt_get16(ip + 46);
+	return 0;
+}
+
+/*
+ * --size: a packet too big for its backend's route once encapsulated
+ * (every route here is MTU 1500) is answered "too big", naming the MTU
+ * the datapath names, and one that fits is forwarded, as the program
+ * itself does with the same packet.
+ */
+static void lookup_answers_too_big_as_the_datapath(void)
+{
+	char cmd[3 * PATH_MAX], line[8192];
+	size_t i, agree = 0, answered = 0, n = 0;
+
+	if (!setup())
+		return;
+	for (i = 0; i < 40; i++) {
+		/* Tracked flows of 192.0.2.10:80/tcp and [2001:db8::10]:80/tcp,
+		 * 1500 and 1400 bytes. */
+		const struct flow *f = &t.flows[i * 3];
+		__u32 size = i % 2 ? 1400 : 1500;
+		struct pkt_desc d = {
+			.family = f->family, .src = f->src, .dst = f->dst, .proto = f->proto,
+			.sport = f->sport, .dport = f->dport, .tcp_flags = PKT_TCP_ACK,
+			.df = true,
+			.payload_len = size - (f->family == 6 ? 40 : 20) - 20,
+		};
+		__u8 in[PKT_MAX], out[PKT_MAX];
+		__u32 len, out_len = sizeof(out), retval, mtu;
+		struct json_object *o, *x;
+		char want[96];
+		FILE *p;
+
+		if (f->proto != IPPROTO_TCP)
+			continue;
+		n++;
+		snprintf(cmd, sizeof(cmd), "%s --pin-dir %s -j lookup '%s' '%s' --size %u --dev %s",
+			 t.xlb, pinned_dir, f->client, f->vip, size, XLB_SANDBOX_IF_IN);
+		p = popen(cmd, "r");
+		line[0] = '\0';
+		if (p) {
+			if (!fgets(line, sizeof(line), p))
+				line[0] = '\0';
+			pclose(p);
+		}
+		len = pkt_build(&d, in);
+		if (!ASSERT_OK(xlb_sandbox_run(t.prog_fd, t.env.ifindex, in, len, out,
+					       &out_len, &retval), "BPF_PROG_TEST_RUN"))
+			return;
+		mtu = answer_mtu_of(out, out_len);
+		snprintf(want, sizeof(want), "%s %u", retval == XDP_TX && mtu ? "icmp_too_big" :
+			 "forward", mtu);
+		o = json_tokener_parse(line);
+		if (o && json_object_object_get_ex(o, "reason", &x)) {
+			char got[96];
+			struct json_object *m;
+
+			snprintf(got, sizeof(got), "%s %d", json_object_get_string(x),
+				 json_object_object_get_ex(o, "answer_mtu", &m) ?
+				 json_object_get_int(m) : 0);
+			if (!strcmp(got, want))
+				agree++;
+			else
+				printf("  %s %s --size %u: lookup '%s', datapath '%s'\n",
+				       f->client, f->vip, size, got, want);
+		}
+		answered += mtu != 0;
+		json_object_put(o);
+	}
+	printf("  --size: %zu of %zu flows agree, %zu answered too big\n", agree, n, answered);
+	ASSERT_EQ(agree, n, "lookup --size == datapath");
+	ASSERT_TRUE(answered > 0 && answered < n, "some answered, some forwarded");
+}
+
 /* Bad input: one line of error, nothing printed on stdout. */
 static void bad_flows_are_refused(void)
 {
@@ -413,6 +500,10 @@ static void bad_flows_are_refused(void)
 		{ "lookup 203.0.113.7:5 192.0.2.10:80/tcp",
 		  "runs on no device of this network namespace" },
 		{ "lookup 203.0.113.7:5", "expected CLIENT and VIP" },
+		{ "lookup 203.0.113.7:5 192.0.2.10:80/tcp --size 30 --dev " XLB_SANDBOX_IF_IN,
+		  "bad --size 30" },
+		{ "lookup 203.0.113.7:5 192.0.2.10:80/tcp --size 9001 --dev " XLB_SANDBOX_IF_IN,
+		  "bad --size '9001'" },
 	};
 	char cmd[3 * PATH_MAX], err[512];
 	const char *errf = fx_path("err"), *outf = fx_path("out");
@@ -439,5 +530,6 @@ static void bad_flows_are_refused(void)
 
 TEST_MAIN(
 	TEST(lookup_is_the_datapath_through_changes),
+	TEST(lookup_answers_too_big_as_the_datapath),
 	TEST(bad_flows_are_refused),
 )

@@ -18,19 +18,21 @@
 #include "cli.h"
 #include "cmd.h"
 #include "lookup.h"
+#include "numbers.h"
 #include "opts.h"
 
-#define LOOKUP_USAGE "xlb lookup CLIENT VIP [--syn] [--dev DEV] | xlb lookup --batch [--dev DEV]"
+#define LOOKUP_USAGE "xlb lookup CLIENT VIP [--syn] [--size BYTES] [--dev DEV] | xlb lookup --batch [--dev DEV]"
 
 struct lookup_args {
 	bool syn;
+	__u32 size;
 	bool batch;
 	const char *dev;
 };
 
 static int lookup_help(void)
 {
-	printf("Usage: xlb lookup CLIENT VIP [--syn] [--dev DEV] [-j]\n"
+	printf("Usage: xlb lookup CLIENT VIP [--syn] [--size BYTES] [--dev DEV] [-j]\n"
 	       "       xlb lookup --batch [--dev DEV] [-j] < FLOWS\n"
 	       "       CLIENT := ADDR:PORT ([IPV6]:PORT);  VIP := ADDR:PORT/{tcp|udp}\n"
 	       "What the datapath does now with a packet of the flow from CLIENT to VIP,\n"
@@ -42,6 +44,8 @@ static int lookup_help(void)
 	       "packet (BPF_PROG_TEST_RUN) over the instance's maps, changing none of\n"
 	       "them, and sends nothing.\n"
 	       "  --syn    a TCP connection's first packet (default: a later one, ACK)\n"
+	       "  --size   the IP packet's bytes (IPv4 with DF; default: headers only):\n"
+	       "           whether it is answered \"too big\", and with which MTU\n"
 	       "  --dev    the device the packet arrives on (default: the instance's)\n"
 	       "  --batch  one flow a line from stdin, \"CLIENT VIP\" or \"CLIENT VIP syn\";\n"
 	       "           one answer a line (-j: a JSON object a line)\n");
@@ -137,6 +141,9 @@ static void print_text(const char *client, const char *vip,
 		       a->backend_id, a->backend.weight,
 		       a->backend.weight ? "" : " (draining)",
 		       a->backend.flags & XLB_BE_F_DOWN ? ", down" : "");
+	if (a->answer_mtu)
+		printf("answered   ICMP too big, MTU %u, out of the device it came in on\n",
+		       a->answer_mtu);
 	if (a->gue)
 		printf("gue        previous owner %s\n", a->prev_named ?
 		       xlb_addr_str(a->prev, a->prev_family, b2, sizeof(b2)) :
@@ -222,6 +229,8 @@ static json_object *json_of(const char *client, const char *vip,
 		json_object_object_add(x, "down", json_object_new_boolean(a->backend.flags & XLB_BE_F_DOWN));
 		json_object_object_add(o, "backend", x);
 	}
+	if (a->answer_mtu)
+		json_object_object_add(o, "answer_mtu", json_object_new_int64(a->answer_mtu));
 	if (a->gue)
 		json_object_object_add(o, "gue_previous_owner", a->prev_named ?
 			json_object_new_string(xlb_addr_str(a->prev, a->prev_family, b, sizeof(b))) :
@@ -250,7 +259,7 @@ static json_object *json_of(const char *client, const char *vip,
 
 /* Look one flow up and print the answer. 0 or -errno after p_err(). */
 static int one(struct xlb_lookup *lk, const char *client, const char *vip,
-	       bool syn, const char *where)
+	       bool syn, __u32 size, const char *where)
 {
 	struct xlb_lookup_answer a;
 	struct xlb_lookup_query q = {};
@@ -260,7 +269,12 @@ static int one(struct xlb_lookup *lk, const char *client, const char *vip,
 	if (err)
 		return err;
 	q.syn = syn && q.flow.proto == IPPROTO_TCP;
+	q.size = size;
 	err = xlb_lookup_flow(lk, &q, &a);
+	if (err == -EINVAL)
+		p_err("%sbad --size %u: an IP packet of this flow from %u to %u bytes",
+		      where, size, (q.flow.family == XLB_AF_INET6 ? 40 : 20) +
+		      (q.flow.proto == IPPROTO_TCP ? 20 : 8), XLB_LOOKUP_SIZE_MAX);
 	if (err)
 		return err;
 	if (xlb_opts.json)
@@ -291,11 +305,22 @@ static int batch(struct xlb_lookup *lk)
 			p_err("line %lu: expected CLIENT VIP [syn]", n);
 			return -EINVAL;
 		}
-		err = one(lk, client, vip, syn, where);
+		err = one(lk, client, vip, syn, 0, where);
 		if (err)
 			return err;
 		if (!xlb_opts.json)
 			printf("\n");
+	}
+	return 0;
+}
+
+static int parse_size(const char *opt, const char *val, void *dest)
+{
+	const char *why;
+
+	if (xlb_u32_parse(val, 1, XLB_LOOKUP_SIZE_MAX, dest, &why)) {
+		p_err("bad %s '%s': %s", opt, val, why);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -306,6 +331,7 @@ int do_lookup(int argc, char **argv)
 	const struct xlb_opt opts[] = {
 		XLB_OPT_FLAG("--syn", &la.syn),
 		XLB_OPT_FLAG("--batch", &la.batch),
+		XLB_OPT_FN("--size", parse_size, &la.size),
 		XLB_OPT_FN("--dev", xlb_opt_str, &la.dev),
 		{ NULL },
 	};
@@ -322,8 +348,8 @@ int do_lookup(int argc, char **argv)
 			         "expected CLIENT and VIP; usage: %s", LOOKUP_USAGE);
 		return -EINVAL;
 	}
-	if (la.batch && la.syn) {
-		p_err("--syn applies to one flow; in --batch, end a line with \"syn\"");
+	if (la.batch && (la.syn || la.size)) {
+		p_err("--syn and --size apply to one flow; in --batch, end a line with \"syn\"");
 		return -EINVAL;
 	}
 	xlb_quiet_libbpf();
@@ -354,7 +380,7 @@ int do_lookup(int argc, char **argv)
 	/* The lookups hold no lock: a long --batch holds up no writer. */
 	xlb_instance_close(&inst);
 	if (!err)
-		err = la.batch ? batch(lk) : one(lk, argv[0], argv[1], la.syn, "");
+		err = la.batch ? batch(lk) : one(lk, argv[0], argv[1], la.syn, la.size, "");
 	xlb_lookup_close(lk);
 	return err;
 out:

@@ -414,6 +414,20 @@ static const char *check(const struct xlb_lookup_answer *a)
 	return NULL;
 }
 
+/* The MTU an ICMP too-big answer (out, len bytes) names, 0 if none. */
+static __u32 answer_mtu(const __u8 *out, __u32 len)
+{
+	const __u8 *ip = out + PKT_ETH_LEN;
+
+	if (len >= PKT_ETH_LEN + 20 + 8 && pkt_get16(out + 12) == PKT_ETH_P_IP &&
+	    ip[9] == IPPROTO_ICMP && ip[20] == 3 && ip[21] == 4)
+		return pkt_get16(ip + 26);
+	if (len >= PKT_ETH_LEN + 40 + 8 && pkt_get16(out + 12) == PKT_ETH_P_IPV6 &&
+	    ip[6] == IPPROTO_ICMPV6 && ip[40] == 2)
+		return (__u32)pkt_get16(ip + 44) << 16 | pkt_get16(ip + 46);
+	return 0;
+}
+
 /* The frame of q's packet, as a client would send it to the device. */
 static __u32 frame_of(struct xlb_lookup *lk, const struct xlb_lookup_query *q)
 {
@@ -429,6 +443,14 @@ static __u32 frame_of(struct xlb_lookup *lk, const struct xlb_lookup_query *q)
 		.tcp_flags = q->syn ? PKT_TCP_SYN : PKT_TCP_ACK,
 	};
 
+	size_t hdr = (af == AF_INET6 ? 40 : 20) + (q->flow.proto == IPPROTO_TCP ? 20 : 8);
+
+	/* A client that does path-MTU discovery, as the datapath's ICMP
+	 * answers expect. */
+	if (q->size) {
+		d.payload_len = q->size - hdr;
+		d.df = true;
+	}
 	inet_ntop(af, q->flow.src, src, sizeof(src));
 	inet_ntop(af, q->flow.dst, dst, sizeof(dst));
 	return pkt_build(&d, lk->in);
@@ -445,7 +467,10 @@ int xlb_lookup_flow(struct xlb_lookup *lk, const struct xlb_lookup_query *q,
 
 	memset(a, 0, sizeof(*a));
 	if ((q->flow.family != XLB_AF_INET && q->flow.family != XLB_AF_INET6) ||
-	    (q->flow.proto != IPPROTO_TCP && q->flow.proto != IPPROTO_UDP))
+	    (q->flow.proto != IPPROTO_TCP && q->flow.proto != IPPROTO_UDP) ||
+	    q->size > XLB_LOOKUP_SIZE_MAX ||
+	    (q->size && q->size < (q->flow.family == XLB_AF_INET6 ? 40U : 20U) +
+				  (q->flow.proto == IPPROTO_TCP ? 20 : 8)))
 		return -EINVAL;
 	if (bpf_map_lookup_elem(lk->config_fd, &zero, &cfg)) {
 		err = -errno;
@@ -487,6 +512,8 @@ int xlb_lookup_flow(struct xlb_lookup *lk, const struct xlb_lookup_query *q,
 	a->backend_id = r.backend_id;
 	if (a->backend_id)
 		bpf_map_lookup_elem(lk->backends_fd, &a->backend_id, &a->backend);
+	if (r.ret == -XLB_STAT_ICMP_TOO_BIG)
+		a->answer_mtu = answer_mtu(lk->out, out_len);
 	if (r.ret >= 0 && a->backend_id) {
 		a->sent = true;
 		nexthop_read(lk, a);

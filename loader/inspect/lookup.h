@@ -26,12 +26,16 @@
 struct xlb_instance;
 struct xlb_lookup;
 
+/* The largest packet a lookup builds: a jumbo frame's. */
+#define XLB_LOOKUP_SIZE_MAX	9000
+
 /* The flow asked about: src the client, dst the VIP (network order, as in
  * struct xlb_flow), and whether the packet is a TCP connection's first
  * (SYN) or a later one (ACK). */
 struct xlb_lookup_query {
 	struct xlb_flow flow;
 	bool syn;
+	__u32 size;		/* the IP packet's bytes (IPv4 with DF); 0: headers only */
 };
 
 /* Why a connection-table entry is not honoured (XLB_LOOKUP_CT_HONOURED:
@@ -59,6 +63,8 @@ struct xlb_lookup_answer {
 	bool prev_named;
 	__be32 prev[4];
 	__u8 prev_family;
+	/* Answered too big (icmp_too_big): the MTU the answer names. */
+	__u32 answer_mtu;
 	/* The next hop the run took (its own next-hop cache), when sent. */
 	bool sent;
 	__u32 ifindex;			/* out of it */
@@ -107,7 +113,8 @@ void xlb_lookup_close(struct xlb_lookup *lk);
  * What the datapath does with q's packet now, into *a. Changes nothing of
  * the instance. Tables are read once a VIP per lk: open another for a
  * later change. Returns 0, -EINVAL when q names no flow the datapath
- * could be asked about (mixed families), or -errno after p_err().
+ * could be asked about (mixed families, a size that holds no headers or
+ * exceeds XLB_LOOKUP_SIZE_MAX), or -errno after p_err().
  */
 int xlb_lookup_flow(struct xlb_lookup *lk, const struct xlb_lookup_query *q,
 		    struct xlb_lookup_answer *a);
