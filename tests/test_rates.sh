@@ -71,9 +71,10 @@ fi
 
 # ---- the exporter ----
 promtool=$(command -v promtool || echo "$BUILD/promtool")
-if [[ ! -x $promtool ]]; then
+if [[ ! -x $promtool && -z ${VMTEST:-} ]]; then
 	# Only the parser, out of Debian's prometheus package: nothing is
-	# installed, no server started; kept as $BUILD/promtool.
+	# installed, no server started; kept as $BUILD/promtool (which the
+	# vmtest VM, without a network, gets with the build).
 	(cd "$TMP" && apt-get download -q prometheus >/dev/null 2>&1 &&
 	 dpkg-deb -x prometheus_*.deb deb && cp deb/usr/bin/promtool "$promtool")
 fi
@@ -98,6 +99,9 @@ if [[ -x $promtool ]]; then
 	rc=$?
 	tl_check exporter_text_passes_promtool test "$rc" -eq 0 -a -s "$TMP/metrics"
 	[[ $rc -eq 0 ]] || cat "$TMP/promtool"
+elif [[ -n ${VMTEST:-} ]]; then
+	# The text is the same on any kernel: make test checks it on the host.
+	tl_skip exporter_text_passes_promtool "no promtool in the VM's copy of the build (kernel-independent: make test checks it)"
 else
 	tl_skip_env exporter_text_passes_promtool "no promtool, and Debian's prometheus package could not be fetched"
 fi
