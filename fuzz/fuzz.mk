@@ -50,7 +50,7 @@ SAN_TESTS    ?= $(wildcard tests/test_cli_*.sh tests/test_loader_*.sh) \
                 tests/test_conntrack_cli.sh tests/test_corrupt_records.sh \
                 tests/test_host_setup.sh tests/test_neigh_owner.sh \
                 tests/test_vip_local.sh tests/test_other_netns.sh \
-                tests/test_service_restart.sh
+                tests/test_service_restart.sh tests/test_rates.sh
 
 .PHONY: fuzz fuzz-build fuzz-seeds check-sanitize
 

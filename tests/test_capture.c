@@ -24,6 +24,7 @@
  *  - bad options: one line of error.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,14 @@ static bool setup(void)
 	t.tried = true;
 	if (!pinned_sandbox(&fx.env))
 		return false;
+	/* One CPU: --sample counts packets per CPU. */
+	{
+		cpu_set_t one;
+
+		CPU_ZERO(&one);
+		CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
+		sched_setaffinity(0, sizeof(one), &one);
+	}
 	obj = pinned_instance("capture");
 	if (!ASSERT_TRUE(obj != NULL, "the program with its maps pinned") ||
 	    !ASSERT_OK(dp_fixture_use(&fx, obj, "xlb_xdp"), "the fixture's VIPs"))

@@ -50,7 +50,8 @@ static int capture_help(void)
 	       "                   pass_not_ip, pass_not_vip packet unless --reason asks)\n"
 	       "  --backend ADDR   only packets for that backend (of --vip's VIP, else of\n"
 	       "                   any)\n"
-	       "  --sample N       one packet in N of those the datapath lets through\n"
+	       "  --sample N       one packet in N of those the filter lets through (the\n"
+	       "                   first, then every Nth; each CPU counts its own)\n"
 	       "  --snaplen N      the first N bytes of each (1..%u, default %u)\n",
 	       XLB_CAPTURE_LEASE_MS, XLB_CAPTURE_BYTES, XLB_CAPTURE_BYTES);
 	return 0;

@@ -191,6 +191,20 @@ static int stats_sum(struct xlb_capture *c, struct xlb_capture_stats *sum)
 	return err;
 }
 
+static int stats_zero(struct xlb_capture *c)
+{
+	struct xlb_capture_stats *zeros = calloc(c->ncpu, sizeof(*zeros));
+	__u32 zero = 0;
+	int err = 0;
+
+	if (!zeros)
+		return -ENOMEM;
+	if (bpf_map_update_elem(c->stats_fd, &zero, zeros, BPF_ANY))
+		err = -errno;
+	free(zeros);
+	return err;
+}
+
 static int discard(const struct xlb_capture_rec *rec, void *ctx)
 {
 	(void)rec;
@@ -276,6 +290,10 @@ int xlb_capture_start(struct xlb_instance *inst, const struct xlb_capture_cfg *c
 	}
 	if (!err && bpf_map_update_elem(c->cfg_fd, &zero, cfg, BPF_ANY))
 		err = -errno;
+	/* Counted from zero: --sample N keeps a capture's first packet and
+	 * every Nth after it, on each CPU. */
+	if (!err)
+		err = stats_zero(c);
 	if (!err)
 		err = stats_sum(c, &c->before);
 	if (err) {
