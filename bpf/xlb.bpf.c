@@ -24,7 +24,7 @@
 #include "clock.h"
 #include "conntrack.h"
 #include "icmp.h"
-#include "capture.h"
+#include "capture_ring.h"
 #include "stages.h"
 
 /* Benchmarks end the path early here (bench/bpf/xlb_bench.bpf.c); no-op otherwise. */

@@ -2,7 +2,7 @@
 /*
  * `xlb capture`: the datapath hands packets with their outcome to
  * userspace through a ring buffer, only while a capture runs
- * (bpf/capture.h, loader/inspect/capture.h).
+ * (bpf/capture_ring.h, loader/inspect/capture.h).
  *
  * Switched on by a deadline in each program's .bss (xlb_capture_until,
  * CLOCK_MONOTONIC_COARSE ns) that the capturing process pushes forward

@@ -6,7 +6,7 @@
  *
  * - bench_stage ends the path after that stage (enum xlb_stage), the
  *   packet still counted, to show where the time goes;
- * - bench_capture 0 takes the capture's check (bpf/capture.h) out, to
+ * - bench_capture 0 takes the capture's check (bpf/capture_ring.h) out, to
  *   time what it costs while no capture runs;
  * - BPF_PROG_TEST_RUN with repeat hands every run the previous run's
  *   output, an encapsulated packet xlb would pass. Each program here first

@@ -4,8 +4,8 @@
  * datapath pays one load and a branch a packet (xlb_capture_on()); the
  * rest runs only while one does.
  */
-#ifndef XLB_BPF_CAPTURE_H
-#define XLB_BPF_CAPTURE_H
+#ifndef XLB_BPF_CAPTURE_RING_H
+#define XLB_BPF_CAPTURE_RING_H
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -105,4 +105,4 @@ static __noinline int xlb_capture(struct xdp_md *ctx, int ret, __u32 vip_id,
 	return 0;
 }
 
-#endif /* XLB_BPF_CAPTURE_H */
+#endif /* XLB_BPF_CAPTURE_RING_H */
