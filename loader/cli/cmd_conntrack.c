@@ -107,16 +107,8 @@ static const struct xlb_backend *live_backend(const struct snapshot *s,
 					      const struct xlb_flow *flow,
 					      const struct xlb_ct_entry *e)
 {
-	const struct xlb_backend *be;
-
-	if (e->backend_id == XLB_BACKEND_NONE || e->backend_id >= XLB_MAX_BACKENDS)
-		return NULL;
-	be = &s->st->backends[e->backend_id];
-	if (!xlb_ct_backend_usable(e, be) ||
-	    xlb_ct_expired(e, s->now, xlb_ct_timeout_ns(&s->st->config, flow->proto,
-							 e->flags)))
-		return NULL;
-	return be;
+	return xlb_ct_live(flow, e, &s->st->config, s->st->backends, s->now) ?
+	       &s->st->backends[e->backend_id] : NULL;
 }
 
 /* The filters of list and flush; a zero family: not filtered. */

@@ -90,6 +90,15 @@ static bool ct_read(const struct xlb_ct_slot *s, struct xlb_flow *flow,
 	return __atomic_load_n(&s->e.seq, __ATOMIC_ACQUIRE) == seq;
 }
 
+bool xlb_ct_live(const struct xlb_flow *flow, const struct xlb_ct_entry *e,
+		 const struct xlb_config *cfg, const struct xlb_backend *backends,
+		 __u64 now)
+{
+	return e->backend_id != XLB_BACKEND_NONE && e->backend_id < XLB_MAX_BACKENDS &&
+	       xlb_ct_backend_usable(e, &backends[e->backend_id]) &&
+	       !xlb_ct_expired(e, now, xlb_ct_timeout_ns(cfg, flow->proto, e->flags));
+}
+
 struct census_walk {
 	const struct xlb_config *cfg;
 	const struct xlb_backend *backends;
@@ -104,11 +113,7 @@ static int census_one(__u32 index, const struct xlb_flow *flow,
 
 	(void)index;
 	c->out->entries++;
-	if (e->backend_id == XLB_BACKEND_NONE ||
-	    e->backend_id >= XLB_MAX_BACKENDS ||
-	    !xlb_ct_backend_usable(e, &c->backends[e->backend_id]) ||
-	    xlb_ct_expired(e, c->now, xlb_ct_timeout_ns(c->cfg, flow->proto,
-							 e->flags)))
+	if (!xlb_ct_live(flow, e, c->cfg, c->backends, c->now))
 		return 0;
 	c->out->live++;
 	c->out->flows[e->backend_id]++;

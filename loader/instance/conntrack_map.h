@@ -27,6 +27,13 @@ struct xlb_ct_census {
 	__u32 flows[XLB_MAX_BACKENDS];	/* live entries per backend id */
 };
 
+/* Is entry e of flow live at now (CLOCK_MONOTONIC_COARSE ns, the
+ * datapath's clock), as the census counts it? backends: the
+ * XLB_MAX_BACKENDS records by id. */
+bool xlb_ct_live(const struct xlb_flow *flow, const struct xlb_ct_entry *e,
+		 const struct xlb_config *cfg, const struct xlb_backend *backends,
+		 __u64 now);
+
 /* backends: the XLB_MAX_BACKENDS records by id. Returns 0 or -errno. */
 int xlb_ct_census(int ct_fd, const struct xlb_config *cfg,
 		  const struct xlb_backend *backends,
