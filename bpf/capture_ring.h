@@ -85,12 +85,16 @@ static __noinline int xlb_capture(struct xdp_md *ctx, int ret, __u32 vip_id,
 	 * answer in place of the packet. */
 	len = bpf_xdp_get_buff_len(ctx);
 	caplen = len < XLB_CAPTURE_BYTES ? (__u32)len : XLB_CAPTURE_BYTES;
-	/* Bounded again where the verifier sees it: the compiler keeps
-	 * the bound of a 64-bit value in another register. */
-	asm volatile("" : "+r"(caplen));
-	if (caplen < 1 || caplen > XLB_CAPTURE_BYTES ||
-	    bpf_xdp_load_bytes(ctx, 0, rec->data, caplen))
-		caplen = 0;
+	if (caplen) {
+		/* 1..XLB_CAPTURE_BYTES in a form every verifier reads: Linux
+		 * 6.1's learns no lower bound from a test against 0, and the
+		 * helper takes no empty copy. */
+		caplen -= 1;
+		asm volatile("" : "+r"(caplen));
+		caplen = (caplen & (XLB_CAPTURE_BYTES - 1)) + 1;
+		if (bpf_xdp_load_bytes(ctx, 0, rec->data, caplen))
+			caplen = 0;
+	}
 	rec->ts_ns = bpf_ktime_get_ns();
 	rec->len = len;
 	rec->caplen = caplen;

@@ -25,6 +25,9 @@
 #define XLB_CAPTURE_RING_BYTES	(1U << 20)
 /* A packet's first bytes kept, at most. */
 #define XLB_CAPTURE_BYTES	256
+/* bpf/capture_ring.h bounds a copy with a mask. */
+XLB_STATIC_ASSERT((XLB_CAPTURE_BYTES & (XLB_CAPTURE_BYTES - 1)) == 0,
+		  "XLB_CAPTURE_BYTES a power of two");
 #define XLB_CAPTURE_LEASE_MS	2000
 #define XLB_CAPTURE_RENEW_MS	500
 /* backend_id of the filter: any. */
