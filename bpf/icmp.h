@@ -50,6 +50,21 @@
 /* The Ethernet header and VLAN tags are moved as one block this long
  * (two tags' worth), whatever the frame has. */
 #define XLB_L2_MAX		22
+/* A power of two less one, at least XLB_L2_MAX: the mask xlb_l2_len()
+ * bounds an offset with. */
+#define XLB_L2_MASK		31
+_Static_assert(XLB_L2_MASK >= XLB_L2_MAX && !((XLB_L2_MASK + 1) & XLB_L2_MASK),
+	       "XLB_L2_MASK covers XLB_L2_MAX");
+
+/* l3, checked against XLB_L2_MAX before, bounded again where the verifier
+ * sees it: the compiler may keep the checked copy in another register or
+ * spill it, and Linux 6.1's verifier then loses the bound (a packet
+ * pointer plus an unbounded offset is refused). */
+XLB_INLINE __u32 xlb_l2_len(__u32 l3)
+{
+	asm volatile("" : "+r"(l3));
+	return l3 & XLB_L2_MASK;
+}
 
 /* The bucket of each CPU: per program, not part of an instance. */
 struct {
@@ -137,7 +152,7 @@ XLB_INLINE int xlb_icmp_too_big(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 		return -XLB_STAT_DROP_TOO_BIG;
 	mtu = mtu > overhead ? mtu - overhead : 0;
 	if (!v6) {
-		struct iphdr *iph = data + l3;
+		struct iphdr *iph = data + xlb_l2_len(l3);
 
 		if ((void *)(iph + 1) > end ||
 		    !(iph->frag_off & bpf_htons(XLB_IP_DF)) ||
@@ -177,7 +192,7 @@ XLB_INLINE int xlb_icmp_too_big(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 	__builtin_memcpy(data + ETH_ALEN, mac, ETH_ALEN);
 
 	if (!v6) {
-		struct iphdr *ip = data + l3;
+		struct iphdr *ip = data + xlb_l2_len(l3);
 
 		ic = (void *)(ip + 1);
 		if ((void *)(ic + 1) > end)
@@ -201,7 +216,7 @@ XLB_INLINE int xlb_icmp_too_big(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 		sum = xlb_icmp_sum(ic, end,
 				   (sizeof(*ic) + XLB_ICMP4_QUOTE_MAX) / 4);
 	} else {
-		struct ipv6hdr *ip6 = data + l3;
+		struct ipv6hdr *ip6 = data + xlb_l2_len(l3);
 
 		ic = (void *)(ip6 + 1);
 		if ((void *)(ic + 1) > end)

@@ -6,11 +6,11 @@
  * own (the datapath loaded as `xlb attach --conntrack-size` loads it,
  * maps pinned). Two VIPs of three backends each; the entries are written
  * straight into the table where the datapath finds them, a tenth of them
- * timed out.
+ * no longer live (their backend's record reused since).
  *
  *  - count gives each backend's live entries, as written; list --vip,
  *    --backend, --client gives exactly the matching live entries (JSON
- *    that parses), --all the timed-out ones too;
+ *    that parses), --all the others too;
  *  - a list blocked on a reader that does not read holds up no writer: an
  *    `xlb backend set` completes meanwhile (the time it took is printed);
  *  - del ends one flow's entry: the datapath's next packet of it goes by
@@ -183,7 +183,7 @@ static void flow_of(__u32 i, struct xlb_flow *f)
 }
 
 /* ENTRIES entries where the datapath finds them: flow i on backend
- * (i % 2) * 3 + i / 2 % 3 of its VIP, every tenth timed out. */
+ * (i % 2) * 3 + i / 2 % 3 of its VIP, every tenth no longer live. */
 static bool fill(void)
 {
 	size_t len = (size_t)SLOTS * sizeof(struct xlb_ct_slot);
@@ -207,11 +207,12 @@ static bool fill(void)
 			continue;
 		s = &t.table[set + w];
 		s->flow = f;
+		/* One no longer live: of an earlier generation of its
+		 * backend's record (an age past the timeout would need the
+		 * clock past it, which a VM just booted is not). */
 		s->e = (struct xlb_ct_entry){
-			.backend_id = t.id[b], .gen = t.gen[b],
-			.flags = XLB_CT_F_ESTABLISHED,
-			/* Timed out: older than the TCP timeout. */
-			.last_seen_ns = old ? 1 : now,
+			.backend_id = t.id[b], .gen = old ? t.gen[b] + 1 : t.gen[b],
+			.flags = XLB_CT_F_ESTABLISHED, .last_seen_ns = now,
 		};
 		if (old) {
 			t.expired[b]++;

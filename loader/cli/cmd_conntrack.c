@@ -43,7 +43,7 @@ static int conntrack_help(void)
 	       "       " WAIT_USAGE "\n"
 	       "       xlb conntrack help\n"
 	       "CLIENT := ADDR:PORT ([IPV6]:PORT);  VIP := ADDR:PORT/{tcp|udp}\n"
-	       "list   the live entries (--all: timed out ones too), one a line: client,\n"
+	       "list   the live entries (--all: ended ones too), one a line: client,\n"
 	       "       VIP, backend, idle time, flags; filtered by VIP, backend address\n"
 	       "       and client prefix. -j: a JSON array, streamed.\n"
 	       "count  live entries per VIP and backend: the connections each backend\n"
@@ -244,7 +244,7 @@ static int list_one(__u32 index, const struct xlb_flow *flow,
 		f->first = false;
 	} else {
 		printf("%s %s backend %s idle %.1fs %s%s\n", client, vip, addr, idle,
-		       flags_str(e->flags), be ? "" : " timed-out");
+		       flags_str(e->flags), be ? "" : " ended");
 	}
 	/* A reader gone (xlb conntrack list | head) ends the walk. */
 	return ferror(stdout) ? -EPIPE : 0;
