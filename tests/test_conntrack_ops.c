@@ -72,18 +72,6 @@ static struct {
 	__u32 written;
 } t;
 
-static int xlb(const char *fmt, ...)
-{
-	char args[2048], cmd[2 * PATH_MAX + 2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "%s --pin-dir %s %s", t.xlb, pinned_dir, args);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -144,7 +132,7 @@ static bool configure(void)
 	}
 	fprintf(f, "]}\n");
 	fclose(f);
-	if (!ASSERT_OK(xlb("apply %s >/dev/null", path), "xlb apply") ||
+	if (!ASSERT_OK(pinned_xlb("apply %s >/dev/null", path), "xlb apply") ||
 	    !ASSERT_OK(bpf_map_lookup_elem(bpf_map__fd(t.skel->maps.xlb_config),
 					   &zero, &t.cfg), "config"))
 		return false;
@@ -252,7 +240,7 @@ static int run_to(const char *out, double *ms, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(args, sizeof(args), fmt, ap);
 	va_end(ap);
-	rc = xlb("%s >%s", args, out);
+	rc = pinned_xlb("%s >%s", args, out);
 	if (ms)
 		*ms = now_ms() - t0;
 	return rc;
@@ -340,7 +328,7 @@ static void a_blocked_list_holds_up_no_writer(void)
 		return;
 	usleep(300 * 1000);
 	t0 = now_ms();
-	rc = xlb("backend set %s %s --weight 2 >/dev/null", vips[0], backends[2]);
+	rc = pinned_xlb("backend set %s %s --weight 2 >/dev/null", vips[0], backends[2]);
 	ms = now_ms() - t0;
 	printf("  xlb backend set during a blocked list: %.0f ms\n", ms);
 	ASSERT_OK(rc, "the writer completes while the list waits for its reader");
@@ -348,7 +336,7 @@ static void a_blocked_list_holds_up_no_writer(void)
 	while (fgetc(list) != EOF)
 		;
 	ASSERT_OK(pclose(list), "the list ends");
-	xlb("backend set %s %s --weight 1 >/dev/null", vips[0], backends[2]);
+	pinned_xlb("backend set %s %s --weight 1 >/dev/null", vips[0], backends[2]);
 }
 
 /* Backend index (in backends[]) the datapath sent flow f's ACK to, -1 if
@@ -416,12 +404,12 @@ static void del_sends_the_flow_by_the_table(void)
 	ASSERT_EQ(datapath_backend(&f), b, "before: the entry's backend");
 	inet_ntop(AF_INET, f.src, addr, sizeof(addr));
 	snprintf(client, sizeof(client), "%s:%u", addr, ntohs(f.sport));
-	ASSERT_OK(xlb("conntrack del %s %s >/dev/null", client, vips[0]), "del");
+	ASSERT_OK(pinned_xlb("conntrack del %s %s >/dev/null", client, vips[0]), "del");
 	ASSERT_EQ(datapath_backend(&f), owner, "after: the slot's backend");
 	/* Its packet made the entry anew, for the slot's backend: ended
 	 * again, and then there is none. */
-	ASSERT_OK(xlb("conntrack del %s %s >/dev/null", client, vips[0]), "del the new entry");
-	ASSERT_TRUE(xlb("conntrack del %s %s 2>/dev/null", client, vips[0]) != 0,
+	ASSERT_OK(pinned_xlb("conntrack del %s %s >/dev/null", client, vips[0]), "del the new entry");
+	ASSERT_TRUE(pinned_xlb("conntrack del %s %s 2>/dev/null", client, vips[0]) != 0,
 		    "del of no entry fails");
 }
 
@@ -433,17 +421,17 @@ static void flush_and_wait_drained(void)
 	if (!setup())
 		return;
 	ASSERT_OK(run_to(before, NULL, "-j conntrack count"), "count");
-	ASSERT_OK(xlb("backend set %s %s --weight 0 >/dev/null", vips[1], backends[4]), "drain");
-	ASSERT_TRUE(xlb("backend wait-drained %s %s --timeout 0 >/dev/null 2>&1",
+	ASSERT_OK(pinned_xlb("backend set %s %s --weight 0 >/dev/null", vips[1], backends[4]), "drain");
+	ASSERT_TRUE(pinned_xlb("backend wait-drained %s %s --timeout 0 >/dev/null 2>&1",
 			vips[1], backends[4]) != 0, "wait-drained: entries left, timed out");
-	ASSERT_OK(xlb("conntrack flush --backend %s >/dev/null", backends[4]), "flush --backend");
-	ASSERT_OK(xlb("backend wait-drained %s %s --timeout 5 >/dev/null", vips[1],
+	ASSERT_OK(pinned_xlb("conntrack flush --backend %s >/dev/null", backends[4]), "flush --backend");
+	ASSERT_OK(pinned_xlb("backend wait-drained %s %s --timeout 5 >/dev/null", vips[1],
 		      backends[4]), "wait-drained returns once flushed");
 	ASSERT_OK(run_to(out, NULL, "-j conntrack count"), "count");
 	for (i = 0; i < N_BACKENDS; i++)
 		ASSERT_EQ(counted(out, i), i == 4 ? 0 : counted(before, i),
 			  "only the flushed backend's entries ended");
-	ASSERT_OK(xlb("conntrack flush --vip %s >/dev/null", vips[0]), "flush --vip");
+	ASSERT_OK(pinned_xlb("conntrack flush --vip %s >/dev/null", vips[0]), "flush --vip");
 	ASSERT_OK(run_to(out, NULL, "-j conntrack count"), "count");
 	for (i = 0; i < N_BACKENDS; i++)
 		ASSERT_EQ(counted(out, i), i < 3 || i == 4 ? 0 : counted(before, i),
@@ -490,7 +478,7 @@ static void a_killed_flush_leaves_each_entry_whole(void)
 	printf("  killed flush: %llu entries ended, %llu changed otherwise\n",
 	       (unsigned long long)ended, (unsigned long long)torn);
 	ASSERT_EQ(torn, 0, "each entry ended or as it was");
-	ASSERT_OK(xlb("conntrack flush --all >/dev/null"), "flush again");
+	ASSERT_OK(pinned_xlb("conntrack flush --all >/dev/null"), "flush again");
 	for (i = 0, torn = 0; i < SLOTS; i++)
 		torn += t.table[i].flow.family && t.table[i].e.backend_id != XLB_BACKEND_NONE;
 	ASSERT_EQ(torn, 0, "then every entry ended");
@@ -518,7 +506,7 @@ static void bad_input_changes_nothing(void)
 	ASSERT_OK(run_to(before, NULL, "conntrack list --all"), "list before");
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		snprintf(cmd, sizeof(cmd), "%s 2>%s", cases[i], fx_path("err"));
-		ASSERT_TRUE(xlb("%s", cmd) != 0, cases[i]);
+		ASSERT_TRUE(pinned_xlb("%s", cmd) != 0, cases[i]);
 		ASSERT_EQ(count_lines(fx_path("err")), 1, "one line of error");
 	}
 	ASSERT_OK(run_to(after, NULL, "conntrack list --all"), "list after");

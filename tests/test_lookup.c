@@ -91,19 +91,6 @@ static struct {
 	struct outcome looked[N_FLOWS_MAX], ran[N_FLOWS_MAX];
 } t;
 
-static int xlb(const char *fmt, ...)
-{
-	char args[2048], cmd[2 * PATH_MAX + 2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "%s --pin-dir %s %s >/dev/null", t.xlb,
-		 pinned_dir, args);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 static bool configure(void)
 {
 	const char *path = fx_path("state.json");
@@ -124,7 +111,7 @@ static bool configure(void)
 	}
 	fprintf(f, "]}\n");
 	fclose(f);
-	return ASSERT_OK(xlb("apply %s", path), "xlb apply");
+	return ASSERT_OK(pinned_xlb("apply %s >/dev/null", path), "xlb apply");
 }
 
 static bool setup(void)
@@ -378,7 +365,7 @@ static bool every_vip(const char *cmd, const char *addr)
 	size_t v;
 
 	for (v = 0; v < N_VIPS; v++)
-		ok &= ASSERT_OK(xlb("backend %s %s %s", cmd, vips[v], addr), cmd);
+		ok &= ASSERT_OK(pinned_xlb("backend %s %s %s >/dev/null", cmd, vips[v], addr), cmd);
 	return ok;
 }
 

@@ -9,7 +9,9 @@
 #ifndef XLB_TEST_PINNED_INSTANCE_H
 #define XLB_TEST_PINNED_INSTANCE_H
 
+#include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +143,22 @@ static inline bool pinned_instance_dir(const char *name)
 		pinned_on_signals();
 	}
 	return true;
+}
+
+/* build/xlb on the last instance made (--pin-dir), ARGS as a shell
+ * command line after it: 0 when it exits 0, else -1. */
+__attribute__((format(printf, 1, 2)))
+static inline int pinned_xlb(const char *fmt, ...)
+{
+	char args[2048], cmd[2 * PATH_MAX + 2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "%s/xlb --pin-dir %s %s", pinned_build_dir(),
+		 pinned_dir, args);
+	return system(cmd) == 0 ? 0 : -1;
 }
 
 static inline struct bpf_object *pinned_instance(const char *name)
