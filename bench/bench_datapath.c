@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "bench_testrun.h"
 #include "conntrack_map.h"
+#include "history.h"
 #include "ct_entry.h"
 #include "xlb_bench.skel.h"
 #include "stages.h"
@@ -33,6 +34,7 @@ enum frame_kind {
 	FRAME_ACK4, FRAME_ACK6,		/* established flows: entry hits */
 	FRAME_SYN4, FRAME_SYN6,		/* new connections */
 	FRAME_OTHER,			/* for no VIP */
+	FRAME_STL4,			/* FRAME_ACK4's, its VIP made stateless */
 	FRAME__COUNT
 };
 
@@ -106,6 +108,68 @@ static int prime_entry(const struct variant *v)
 	e.last_seen_ns = (__u64)ts.tv_sec * XLB_NS_PER_S + ts.tv_nsec;
 	return xlb_ct_insert(bpf_map__fd(v->skel->maps.xlb_conntrack),
 			     cfg.ct_seed, &f->flow, &e);
+}
+
+/*
+ * The variant's VIP_RANDOM4 made stateless, as `xlb vip add --mode
+ * stateless` makes a VIP: its backends GUE, its table with a history in
+ * which every slot names a previous owner (so each packet reads one, the
+ * dearer case), its bit in the VIP filter's stateless set.
+ */
+static int make_stateless(struct dp_fixture *fx)
+{
+	const struct dp_vip *v = &fx->vips[VIP_RANDOM4];
+	struct xlb_vip_key key = { .port = htons(v->def->port),
+				   .proto = v->def->proto, .family = XLB_AF_INET };
+	struct xlb_vip vip = { .id = VIP_RANDOM4, .table_size = v->m,
+			       .flags = XLB_VIP_F_GUE | XLB_VIP_F_STATELESS };
+	struct xlb_hist_entry prev = { .family = XLB_AF_INET, .since = 1 };
+	struct xlb_history h = { 0 };
+	struct xlb_vip_filter *f;
+	struct xlb_backend be;
+	__u32 i, zero = 0, bit;
+	int fd, err, filter_fd;
+
+	pkt_addr(4, v->def->addr, (__u8 *)key.addr);
+	for (i = 0; i < v->n_ids; i++) {
+		if (bpf_map_lookup_elem(fx->maps.backends, &v->ids[i], &be))
+			return -errno;
+		be.flags |= XLB_BE_F_GUE;
+		if (bpf_map_update_elem(fx->maps.backends, &v->ids[i], &be, BPF_ANY))
+			return -errno;
+	}
+	err = xlb_history_init(&h, v->m);
+	if (err)
+		return err;
+	pkt_addr(4, "203.0.113.250", (__u8 *)prev.addr);
+	h.e = &prev;
+	h.n = 1;
+	for (i = 0; i < v->m; i++)
+		h.slot[i] = 1;
+	fd = xlb_table_create_hist(v->table, &h, v->m);
+	h.e = NULL;
+	h.n = 0;
+	xlb_history_free(&h);
+	if (fd < 0)
+		return fd;
+	err = xlb_table_install_fd(fx->maps.tables, VIP_RANDOM4, fd);
+	close(fd);
+	if (err)
+		return err;
+	if (bpf_map_update_elem(fx->maps.vips, &key, &vip, BPF_ANY))
+		return -errno;
+	filter_fd = bpf_object__find_map_fd_by_name(fx->obj, XLB_MAP_VIP_FILTER);
+	f = calloc(1, sizeof(*f));
+	if (!f || filter_fd < 0 || bpf_map_lookup_elem(filter_fd, &zero, f)) {
+		free(f);
+		return -ENOENT;
+	}
+	bit = xlb_vip_filter_bit(key.addr, key.port, key.proto, key.family);
+	f->stateless[bit / 64] |= 1ULL << (bit % 64);
+	f->ready |= XLB_VIP_FILTER_STATELESS;
+	err = bpf_map_update_elem(filter_fd, &zero, f, BPF_ANY) ? -errno : 0;
+	free(f);
+	return err;
 }
 
 /* bench/bpf/reflector.bpf.c as it is: the reference without the restore. */
@@ -216,6 +280,8 @@ static int load_variant(struct variant *v)
 	err = dp_fixture_use(v->fx, v->skel->obj, progs[v->kind]);
 	if (!err && v->kind == V_XLB && frame_is_ack(v->frame))
 		err = prime_entry(v);
+	if (!err && v->frame == FRAME_STL4)
+		err = make_stateless(v->fx);
 	if (!err && v->cap_on)
 		err = capture_on(v);
 	return err;
@@ -229,6 +295,34 @@ static int measure(struct variant *v, __u32 repeat, double *ns, __u8 *out,
 
 	return bench_measure(v->fx->prog_fd, v->fx->env.ifindex, f->bytes, f->len,
 			     repeat, ns, out, out_len, retval);
+}
+
+/*
+ * A stateless VIP's packet: sent back out, in IPv4, UDP and GUE, to the
+ * backend the model's table names, with the history's previous owner in
+ * the GUE header and the frame whole behind them.
+ */
+static int check_stateless(const struct frame *f, const __u8 *out,
+			   __u32 out_len, __u32 retval)
+{
+	const size_t outer = PKT_ETH_LEN + 20 + PKT_GUE_OVERHEAD;
+	const struct dp_backend *b;
+	__u8 prev[4];
+	__u64 hash;
+
+	b = &base_fx.backends[dp_model_backend(&base_fx, f->vip, &f->flow, &hash)];
+	pkt_addr(4, "203.0.113.250", prev);
+	if (retval != XDP_TX || out_len != f->len + outer - PKT_ETH_LEN ||
+	    out[PKT_ETH_LEN + 9] != IPPROTO_UDP ||
+	    memcmp(out + PKT_ETH_LEN + 16, b->bin, 4) ||
+	    !memmem(out + PKT_ETH_LEN + 28, PKT_GUE_OVERHEAD - 8, prev, 4) ||
+	    memcmp(out + outer, f->bytes + PKT_ETH_LEN, f->len - PKT_ETH_LEN)) {
+		fprintf(stderr, "bench_datapath: stateless VIP: verdict %u, %u bytes: "
+			"not GUE to backend %s naming the previous owner\n",
+			retval, out_len, b->addr);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* The last run's verdict and bytes are those of the path the variant names. */
@@ -255,6 +349,9 @@ static int check_output(const struct variant *v, const __u8 *out, __u32 out_len,
 		memcpy(want + XLB_BENCH_GROW_LEN + 12, f->bytes + 12, f->len - 12);
 		memcpy(want, out, XLB_BENCH_GROW_LEN);
 		want_len = f->len + XLB_BENCH_GROW_LEN;
+	} else if (v->kind == V_XLB && v->stage == XLB_STAGE_ENCAP &&
+		   v->frame == FRAME_STL4) {
+		return check_stateless(f, out, out_len, retval);
 	} else if (v->kind == V_XLB && v->stage == XLB_STAGE_ENCAP) {
 		if (v->frame == FRAME_OTHER)
 			want_verdict = XDP_PASS;
@@ -300,6 +397,12 @@ static bool ack_stage(__u32 stage)
 	       stage != XLB_STAGE_TABLE;
 }
 
+/* The stages of a stateless VIP's packet: no connection table. */
+static bool stateless_stage(__u32 stage)
+{
+	return stage != XLB_STAGE_CONNTRACK;
+}
+
 /* The median of the variant of this kind, frame and stage (with the
  * capture's check). */
 static double median_of(enum variant_kind kind, enum frame_kind frame, __u32 stage)
@@ -334,6 +437,33 @@ static void print_stages(enum frame_kind f4, enum frame_kind f6, double base4,
 		       c4, c4 - prev4, c6, c6 - prev6);
 		prev4 = c4;
 		prev6 = c6;
+	}
+	printf("\n");
+}
+
+/* The stages of a stateless VIP's packet, IPv4. */
+static void print_stateless_stages(double base4)
+{
+	static const char *const names[] = {
+		[XLB_STAGE_PARSE] = "parse, count (the exit's counters)",
+		[XLB_STAGE_VIP] = "config, clock, VIP lookup",
+		[XLB_STAGE_HASH] = "flow hash (SipHash-1-3)",
+		[XLB_STAGE_TABLE] = "table index and previous owner, backend record",
+		[XLB_STAGE_NEXTHOP] = "next hop (per-CPU FIB cache hit)",
+		[XLB_STAGE_ENCAP] = "GUE encapsulation, verdict",
+	};
+	double prev = base4, c;
+	__u32 i;
+
+	printf("| after stage | IPv4 ns | IPv4 stage |\n");
+	printf("| --- | ---: | ---: |\n");
+	printf("| baseline | %.1f | |\n", base4);
+	for (i = 0; i < XLB_STAGE__COUNT; i++) {
+		if (!stateless_stage(i))
+			continue;
+		c = median_of(V_XLB, FRAME_STL4, i);
+		printf("| %s | %.1f | %+.1f |\n", names[i], c, c - prev);
+		prev = c;
 	}
 	printf("\n");
 }
@@ -427,6 +557,7 @@ int main(int argc, char **argv)
 	    pick_frame(&frames[FRAME_SYN4], VIP_RANDOM4, 4, 4, PKT_TCP_SYN) ||
 	    pick_frame(&frames[FRAME_SYN6], VIP_RANDOM6, 6, 6, PKT_TCP_SYN))
 		return 1;
+	frames[FRAME_STL4] = frames[FRAME_ACK4];
 	frames[FRAME_OTHER].len = pkt_build(&(struct pkt_desc){
 		.family = 4, .src = "203.0.113.5", .dst = "192.0.2.99",
 		.proto = IPPROTO_TCP, .sport = 40000, .dport = 80,
@@ -441,6 +572,9 @@ int main(int argc, char **argv)
 			if (!frame_is_ack(f) || ack_stage(st))
 				add(vs, &n_vs, stage_names[st], V_XLB, f, st);
 	add(vs, &n_vs, "non-VIP pass", V_XLB, FRAME_OTHER, XLB_STAGE_ENCAP);
+	for (st = 0; st < XLB_STAGE__COUNT; st++)
+		if (stateless_stage(st))
+			add(vs, &n_vs, stage_names[st], V_XLB, FRAME_STL4, st);
 	for (f = FRAME_ACK4; f <= FRAME_OTHER; f++) {
 		add(vs, &n_vs, "without the capture's check", V_XLB, f, XLB_STAGE_ENCAP);
 		vs[n_vs - 1].nocap = true;
@@ -526,6 +660,10 @@ int main(int argc, char **argv)
 		printf("| %s | %.1f | %.2f | %+.1f ns | %+.1f ns |\n", what[f], x[f],
 		       x[f] / b, x[f] - b, x[f] - b - restore);
 	}
+	x[FRAME_STL4] = median_of(V_XLB, FRAME_STL4, XLB_STAGE_ENCAP);
+	printf("| xlb, IPv4 TCP, a stateless VIP's packet (GUE, naming the slot's previous owner) | %.1f | %.2f | %+.1f ns | %+.1f ns |\n",
+	       x[FRAME_STL4], x[FRAME_STL4] / base4, x[FRAME_STL4] - base4,
+	       x[FRAME_STL4] - base4 - restore);
 	printf("| xlb, non-VIP IPv4 packet passed | %.1f | %.2f | %+.1f ns | |\n\n",
 	       pass, pass / base4, pass - base4);
 	/* One line: the report's summary repeats it. */
@@ -545,6 +683,8 @@ int main(int argc, char **argv)
 	print_stages(FRAME_ACK4, FRAME_ACK6, base4, base6, true);
 	printf("A SYN:\n\n");
 	print_stages(FRAME_SYN4, FRAME_SYN6, base4, base6, false);
+	printf("A stateless VIP's packet (every slot naming a previous owner, the dearer case):\n\n");
+	print_stateless_stages(base4);
 	printf("A FIB lookup without the cache (bpf_fib_lookup alone, IPv4 backend) costs\n"
 	       "%.1f ns over the baseline; the cache replaces it by the next-hop row above.\n\n",
 	       fib - base4);

@@ -48,10 +48,12 @@ XLB_INLINE int xlb_stateless(const struct xlb_vip *vip, const struct xlb_pkt *pk
 	if (!(cfg->flags & XLB_CFG_F_INITIALIZED))
 		return -XLB_STAT_DROP_NO_CONFIG;
 	*hash = xlb_flow_hash(&pkt->flow, cfg->hash_key);
+	XLB_STAGE_END(XLB_STAGE_HASH);
 	err = xlb_table_pick_prev(vip, *hash, backend_id, prev, named);
 	if (err)
 		return err;
 	*be = xlb_backend_get(*backend_id, vip);
+	XLB_STAGE_END(XLB_STAGE_TABLE);
 	return *be ? 0 : -XLB_STAT_DROP_NO_BACKEND;
 }
 
@@ -99,6 +101,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id,
 		vip = xlb_vip_lookup(&pkt.flow);
 		if (vip && vip->flags & XLB_VIP_F_STATELESS) {
 			*vip_id = vip->id;
+			XLB_STAGE_END(XLB_STAGE_VIP);
 			err = xlb_stateless(vip, &pkt, cfg, backend_id, &hash,
 					    &prev, &named, &be);
 			if (err)
