@@ -156,8 +156,9 @@ static int make_stateless(struct dp_fixture *fx)
 	close(fd);
 	if (err)
 		return err;
-	if (bpf_map_update_elem(fx->maps.vips, &key, &vip, BPF_ANY))
-		return -errno;
+	err = xlb_obj_vip_write(&fx->maps, &key, &vip);
+	if (err)
+		return err;
 	filter_fd = bpf_object__find_map_fd_by_name(fx->obj, XLB_MAP_VIP_FILTER);
 	f = calloc(1, sizeof(*f));
 	if (!f || filter_fd < 0 || bpf_map_lookup_elem(filter_fd, &zero, f)) {

@@ -128,6 +128,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xlb_vip_addrs SEC(".maps");
 
+/* A copy of each VIP's key and record at its filter bit (include/xlb.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XLB_VIP_FILTER_BITS);
+	__type(key, __u32);
+	__type(value, struct xlb_vip_slot);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_vip_slots SEC(".maps");
+
 /* Health settings and each backend's health (include/health.h): the
  * datapath reads neither, but declaring them here makes `xlb attach` and
  * `ip link ... xdp obj` create them with the instance. */

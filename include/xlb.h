@@ -39,6 +39,7 @@
 #define XLB_MAP_CONNTRACK	"xlb_conntrack"
 #define XLB_MAP_VIP_FILTER	"xlb_vip_filter"
 #define XLB_MAP_VIP_ADDRS	"xlb_vip_addrs"
+#define XLB_MAP_VIP_SLOTS	"xlb_vip_slots"
 
 /* iproute2's pin dir. When libxdp made /sys/fs/bpf/xdp a directory before
  * iproute2 made it a symlink to tc/, iproute2 pins in xdp/globals instead;
@@ -174,6 +175,21 @@ struct xlb_vip {
 	__u32 pad;
 };
 XLB_STATIC_ASSERT(sizeof(struct xlb_vip) == 16, "xlb_vip layout");
+
+/*
+ * xlb_vip_slots at a VIP's filter bit (include/vip_filter.h): a copy of
+ * its key and record, written with the record, which the datapath reads
+ * in one array lookup instead of hashing the key into xlb_vips. VIPs that
+ * share a bit share the slot: it holds one of them, the others (and any
+ * packet whose key is not the slot's) go by xlb_vips. An empty slot's
+ * family is 0, which no packet's is.
+ */
+struct xlb_vip_slot {
+	struct xlb_vip_key key;
+	__u32 pad;		/* zero */
+	struct xlb_vip vip;
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_vip_slot) == 40, "xlb_vip_slot layout");
 
 /* VIP flags. DIRTY is the loader's; the datapath reads STATELESS, and
  * GUE in the VIP's backend records (XLB_BE_F_GUE), since a flow the

@@ -135,6 +135,65 @@ static void a_table_takes_two_bytes_a_slot(void)
 	close(fd);
 }
 
+/* VIP_MTU4's key, and the slot of its filter bit. */
+static struct xlb_vip_key mtu4_key(__u32 *bit)
+{
+	const struct dp_vip_def *d = fx.vips[VIP_MTU4].def;
+	struct xlb_vip_key key = { .port = htons(d->port), .proto = d->proto,
+				   .family = XLB_AF_INET };
+
+	pkt_addr(4, d->addr, (__u8 *)key.addr);
+	*bit = xlb_vip_filter_bit(key.addr, key.port, key.proto, key.family);
+	return key;
+}
+
+/*
+ * A VIP's packet goes by the record in the slot of its filter bit when
+ * the slot holds its key, and by xlb_vips otherwise: a slot that names
+ * the key with another VIP's record (one without a table) is obeyed, one
+ * that holds another key or none is not.
+ */
+static void vip_slot_taken_only_for_its_key(void)
+{
+	/* SYNs: each goes by the VIP's table, not by a connection-table
+	 * entry the one before made. */
+	struct pkt_desc syn = to_mtu4;
+	struct xlb_vip_slot slot = { 0 };
+	struct xlb_vip rec;
+	__u8 out[PKT_MAX];
+	__u32 out_len, bit;
+	struct xlb_vip_key key;
+
+	if (!fixture())
+		return;
+	syn.tcp_flags = PKT_TCP_SYN;
+	key = mtu4_key(&bit);
+	if (!ASSERT_GE(fx.maps.vip_slots, 0, "the object has VIP slots") ||
+	    !ASSERT_OK(bpf_map_lookup_elem(fx.maps.vips, &key, &rec), "record") ||
+	    !ASSERT_OK(bpf_map_lookup_elem(fx.maps.vip_slots, &bit, &slot), "slot"))
+		return;
+	ASSERT_OK(memcmp(&slot.key, &key, sizeof(key)), "the fixture's slot holds the key");
+	ASSERT_OK(memcmp(&slot.vip, &rec, sizeof(rec)), "and the record");
+	expect_run(&syn, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "by its slot");
+
+	slot.vip = (struct xlb_vip){ .id = VIP_NO_TABLE, .table_size = 3 };
+	ASSERT_OK(bpf_map_update_elem(fx.maps.vip_slots, &bit, &slot, BPF_ANY), "slot misnamed");
+	expect_run(&syn, XDP_DROP, XLB_STAT_DROP_NO_TABLE, out, &out_len,
+		   "the slot's record is the one obeyed");
+
+	slot.key.port = htons(81);
+	ASSERT_OK(bpf_map_update_elem(fx.maps.vip_slots, &bit, &slot, BPF_ANY), "slot of another key");
+	expect_run(&syn, XDP_TX, XLB_STAT_FORWARD, out, &out_len,
+		   "another key's slot: by xlb_vips");
+
+	memset(&slot, 0, sizeof(slot));
+	ASSERT_OK(bpf_map_update_elem(fx.maps.vip_slots, &bit, &slot, BPF_ANY), "slot emptied");
+	expect_run(&syn, XDP_TX, XLB_STAT_FORWARD, out, &out_len, "empty slot: by xlb_vips");
+
+	ASSERT_OK(xlb_obj_vip_write(&fx.maps, &key, &rec), "slot back");
+}
+
 TEST_MAIN(TEST(missing_config_and_source_are_counted_drops),
+	  TEST(vip_slot_taken_only_for_its_key),
 	  TEST(table_swap_read_back_and_removal),
 	  TEST(a_table_takes_two_bytes_a_slot))

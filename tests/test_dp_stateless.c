@@ -75,7 +75,7 @@ static bool make_stateless(bool on)
 	} else {
 		err = xlb_table_install(fx.maps.tables, VIP_TCP4, v->table, v->m);
 	}
-	return !err && !bpf_map_update_elem(fx.maps.vips, &key, &vip, BPF_ANY);
+	return !err && !xlb_obj_vip_write(&fx.maps, &key, &vip);
 }
 
 /* The VIP filter with VIP_TCP4's bit in the stateless set, or stale

@@ -121,6 +121,7 @@ static int reuse_maps(struct xlb_lookup *lk, const struct xlb_instance *inst)
 		{ lk->skel->maps.xlb_conntrack, inst->conntrack_fd },
 		{ lk->skel->maps.xlb_vip_filter, inst->vip_filter_fd },
 		{ lk->skel->maps.xlb_vip_addrs, inst->vip_addrs_fd },
+		{ lk->skel->maps.xlb_vip_slots, inst->vip_slots_fd },
 	};
 	struct bpf_map *map;
 	size_t i;

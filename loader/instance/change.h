@@ -246,4 +246,15 @@ int xlb_vip_filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
 int xlb_vip_addrs_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		       const struct xlb_vip_key *skip);
 
+/*
+ * The VIP slot (include/xlb.h) of v's filter bit made a copy of v's key
+ * and record, with the record's write; or, after the VIP of key is gone
+ * from st, that of another of st's VIPs with the bit, or empty. Return 0
+ * or -errno after p_err().
+ */
+int xlb_vip_slot_write(struct xlb_instance *inst, const struct xlb_state *st,
+		       const struct xlb_state_vip *v);
+int xlb_vip_slot_clear(struct xlb_instance *inst, const struct xlb_state *st,
+		       const struct xlb_vip_key *key);
+
 #endif /* XLB_CHANGE_H */

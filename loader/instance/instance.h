@@ -72,6 +72,7 @@ struct xlb_instance {
 	int conntrack_fd;
 	int vip_filter_fd;	/* -1: a program of an older xlb, without one */
 	int vip_addrs_fd;	/* -1: likewise */
+	int vip_slots_fd;	/* -1: likewise */
 	int hc_config_fd;	/* -1: likewise (hc_store.h) */
 	int hc_state_fd;
 };

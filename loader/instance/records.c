@@ -149,6 +149,7 @@ int xlb_vip_write(struct xlb_instance *inst, const struct xlb_state *st,
 
 	return xlb_plan_update(st, inst->vips_fd, XLB_MAP_VIPS, &v->key,
 			       sizeof(v->key), &v->vip, sizeof(v->vip), flags) ?:
+	       xlb_vip_slot_write(inst, st, v) ?:
 	       xlb_plan_what(st, "VIP %s",
 			     xlb_vip_str(&v->key, name, sizeof(name)));
 }

@@ -620,6 +620,9 @@ static int vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 	if (err)
 		return err;
 	xlb_state_vip_erase(st, key);
+	err = xlb_vip_slot_clear(inst, st, key);
+	if (err)
+		return err;
 	err = xlb_vip_filter_sync(inst, st, NULL, 0);
 	/* A corrupt record's id may be out of range or another VIP's: the
 	 * key alone was its own. Records of an id no VIP holds are freed as

@@ -218,6 +218,55 @@ out:
 	return err;
 }
 
+static __u32 slot_bit(const struct xlb_vip_key *key)
+{
+	return xlb_vip_filter_bit(key->addr, key->port, key->proto, key->family);
+}
+
+static int slot_update(struct xlb_instance *inst, const struct xlb_state *st,
+		       __u32 bit, const struct xlb_state_vip *v)
+{
+	struct xlb_vip_slot slot = { 0 };
+
+	if (v) {
+		slot.key = v->key;
+		slot.vip = v->vip;
+	}
+	return xlb_plan_update(st, inst->vip_slots_fd, XLB_MAP_VIP_SLOTS, &bit,
+			       sizeof(bit), &slot, sizeof(slot), 0);
+}
+
+/*
+ * Every VIP of st whose slot holds no VIP of st as it is (a slot map the
+ * program of an older xlb did not have, now made empty, or one such a
+ * program left behind) given its slot, before the command's first write.
+ * A slot held by another VIP of the bit, with its record, stays.
+ */
+static int vip_slots_sync(struct xlb_instance *inst, const struct xlb_state *st)
+{
+	struct xlb_vip_slot have;
+	__u32 i, j, bit;
+	int err = 0;
+
+	if (inst->vip_slots_fd < 0)
+		return 0;
+	for (i = 0; i < st->n_vips && !err; i++) {
+		if (st->vips[i].corrupt[0])
+			continue;
+		bit = slot_bit(&st->vips[i].key);
+		if (bpf_map_lookup_elem(inst->vip_slots_fd, &bit, &have))
+			return -errno;
+		for (j = 0; j < st->n_vips; j++)
+			if (!st->vips[j].corrupt[0] &&
+			    !memcmp(&have.key, &st->vips[j].key, sizeof(have.key)) &&
+			    !memcmp(&have.vip, &st->vips[j].vip, sizeof(have.vip)))
+				break;
+		if (j == st->n_vips)
+			err = slot_update(inst, st, bit, &st->vips[i]);
+	}
+	return err;
+}
+
 static int config_write(struct xlb_instance *inst, struct xlb_state *st,
 			void *arg)
 {
@@ -228,7 +277,8 @@ static int config_write(struct xlb_instance *inst, struct xlb_state *st,
 	if (!memcmp(cfg, &st->config, sizeof(*cfg)) && !st->seeds_pending)
 		return 0;
 	if (st->filter_pending) {
-		err = xlb_vip_filter_sync(inst, st, NULL, 0);
+		err = xlb_vip_filter_sync(inst, st, NULL, 0) ?:
+		      vip_slots_sync(inst, st);
 		if (err)
 			return err;
 		st->filter_pending = false;
@@ -262,7 +312,8 @@ static int pending(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 
 	(void)arg;
 	if (st->filter_pending) {
-		err = xlb_vip_filter_sync(inst, st, NULL, 0);
+		err = xlb_vip_filter_sync(inst, st, NULL, 0) ?:
+		      vip_slots_sync(inst, st);
 		if (err)
 			return err;
 		st->filter_pending = false;
@@ -278,4 +329,36 @@ int xlb_update_pending(struct xlb_instance *inst, struct xlb_state *st)
 	if (!st->filter_pending && !st->seeds_pending)
 		return 0;
 	return xlb_update_step(inst, st, pending, NULL);
+}
+
+/*
+ * A slot is only ever a copy of a record of xlb_vips: written after the
+ * record, emptied (or given to another VIP of its bit) after the record's
+ * deletion and before the VIP's table goes. A corrupt record (its id may
+ * be another VIP's) gets no slot.
+ */
+int xlb_vip_slot_write(struct xlb_instance *inst, const struct xlb_state *st,
+		       const struct xlb_state_vip *v)
+{
+	if (inst->vip_slots_fd < 0)
+		return 0;
+	if (v->corrupt[0])
+		return xlb_vip_slot_clear(inst, st, &v->key);
+	return slot_update(inst, st, slot_bit(&v->key), v);
+}
+
+int xlb_vip_slot_clear(struct xlb_instance *inst, const struct xlb_state *st,
+		       const struct xlb_vip_key *key)
+{
+	const struct xlb_state_vip *other = NULL;
+	__u32 bit = slot_bit(key), i;
+
+	if (inst->vip_slots_fd < 0)
+		return 0;
+	for (i = 0; i < st->n_vips && !other; i++)
+		if (!st->vips[i].corrupt[0] &&
+		    memcmp(&st->vips[i].key, key, sizeof(*key)) &&
+		    slot_bit(&st->vips[i].key) == bit)
+			other = &st->vips[i];
+	return slot_update(inst, st, bit, other);
 }

@@ -567,16 +567,14 @@ int replay_assign_bpf(struct replay_bpf *dp, const struct lb_params *params,
 	for (lo = 0; lo < n_keys && !err; lo = hi) {
 		hi = lo + XLB_MAX_VIPS < n_keys ? lo + XLB_MAX_VIPS : n_keys;
 		for (i = lo; i < hi && !err; i++)
-			if (bpf_map_update_elem(dp->maps.vips, &keys[i], &vip,
-						BPF_ANY))
-				err = -errno;
+			err = xlb_obj_vip_write(&dp->maps, &keys[i], &vip);
 		if (err) {
 			p_err("--via bpf: cannot add the VIP: %s", strerror(-err));
 			break;
 		}
 		err = run_packets(dp, &r, lo, hi);
 		for (i = lo; i < hi; i++)
-			bpf_map_delete_elem(dp->maps.vips, &keys[i]);
+			xlb_obj_vip_delete(&dp->maps, &keys[i]);
 	}
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K");

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+
+#include "vip_filter.h"
 #include "xlb.h"
 #include "report.h"
 #include "sandbox.h"
@@ -152,11 +154,49 @@ int xlb_obj_maps(struct bpf_object *obj, struct xlb_obj_maps *m)
 							   XLB_MAP_BACKEND_STATS);
 	m->stats = bpf_object__find_map_fd_by_name(obj, XLB_MAP_STATS);
 	m->conntrack = bpf_object__find_map_fd_by_name(obj, XLB_MAP_CONNTRACK);
+	m->vip_slots = bpf_object__find_map_fd_by_name(obj, XLB_MAP_VIP_SLOTS);
+	if (m->vip_slots < 0)
+		m->vip_slots = -1;
 	if (m->config < 0 || m->vips < 0 || m->tables < 0 || m->backends < 0 ||
 	    m->vip_stats < 0 || m->backend_stats < 0 || m->stats < 0 ||
 	    m->conntrack < 0)
 		return -ENOENT;
 	return 0;
+}
+
+static __u32 vip_slot_bit(const struct xlb_vip_key *key)
+{
+	return xlb_vip_filter_bit(key->addr, key->port, key->proto, key->family);
+}
+
+int xlb_obj_vip_write(const struct xlb_obj_maps *m,
+		      const struct xlb_vip_key *key, const struct xlb_vip *vip)
+{
+	struct xlb_vip_slot slot = { .key = *key, .vip = *vip };
+	__u32 bit = vip_slot_bit(key);
+
+	if (bpf_map_update_elem(m->vips, key, vip, BPF_ANY))
+		return -errno;
+	if (m->vip_slots >= 0 &&
+	    bpf_map_update_elem(m->vip_slots, &bit, &slot, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int xlb_obj_vip_delete(const struct xlb_obj_maps *m,
+		       const struct xlb_vip_key *key)
+{
+	struct xlb_vip_slot slot, empty = { 0 };
+	__u32 bit = vip_slot_bit(key);
+
+	if (bpf_map_delete_elem(m->vips, key) && errno != ENOENT)
+		return -errno;
+	if (m->vip_slots < 0 ||
+	    bpf_map_lookup_elem(m->vip_slots, &bit, &slot) ||
+	    memcmp(&slot.key, key, sizeof(*key)))
+		return 0;
+	return bpf_map_update_elem(m->vip_slots, &bit, &empty, BPF_ANY) ?
+	       -errno : 0;
 }
 
 int xlb_sandbox_run(int prog_fd, int ifindex, const void *in, __u32 len,

@@ -93,10 +93,21 @@ struct xlb_obj_maps {
 	int backend_stats;
 	int stats;
 	int conntrack;
+	int vip_slots;		/* -1: an object without them */
 };
 
 /* Returns 0 or -ENOENT when the object lacks one of them. */
 int xlb_obj_maps(struct bpf_object *obj, struct xlb_obj_maps *maps);
+
+/*
+ * A VIP's record written into the object's VIP map and copied into its
+ * slot (include/xlb.h), or deleted and its slot emptied if it holds the
+ * VIP, as the loader does. Return 0 or -errno.
+ */
+int xlb_obj_vip_write(const struct xlb_obj_maps *m,
+		      const struct xlb_vip_key *key, const struct xlb_vip *vip);
+int xlb_obj_vip_delete(const struct xlb_obj_maps *m,
+		       const struct xlb_vip_key *key);
 
 /* The bytes of a frame BPF_PROG_TEST_RUN puts in its first buffer: a page
  * less XDP's headroom and the shared info at its end. */

@@ -283,7 +283,7 @@ static inline int dp_add_vip(struct dp_fixture *fx, const struct dp_vip_def *d)
 	err = dp_add_vip_filter(fx, &key);
 	if (err)
 		return err;
-	return bpf_map_update_elem(fx->maps.vips, &key, &vip, BPF_ANY) ? -errno : 0;
+	return xlb_obj_vip_write(&fx->maps, &key, &vip);
 }
 
 static inline int dp_write_config(struct dp_fixture *fx)
