@@ -248,8 +248,8 @@ int xlb_vip_addrs_sync(struct xlb_instance *inst, const struct xlb_state *st,
 
 /*
  * The VIP slot (include/xlb.h) of v's filter bit made a copy of v's key
- * and record, with the record's write; or, after the VIP of key is gone
- * from st, that of another of st's VIPs with the bit, or empty. Return 0
+ * and record, after the record's write; or, before the VIP of key is
+ * deleted, that of another of st's VIPs with the bit, or empty. Return 0
  * or -errno after p_err().
  */
 int xlb_vip_slot_write(struct xlb_instance *inst, const struct xlb_state *st,

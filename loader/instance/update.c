@@ -611,7 +611,10 @@ static int vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 		return err;
 	id = v->vip.id;
 	corrupt = v->corrupt[0];
-	err = xlb_vip_addrs_sync(inst, st, key);
+	/* The slot before the key: a command killed in between leaves the
+	 * VIP found by its key, and the next one gives it its slot again. */
+	err = xlb_vip_addrs_sync(inst, st, key) ?:
+	      xlb_vip_slot_clear(inst, st, key);
 	if (err)
 		return err;
 	err = xlb_plan_delete(st, inst->vips_fd, XLB_MAP_VIPS, key,
@@ -620,9 +623,6 @@ static int vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 	if (err)
 		return err;
 	xlb_state_vip_erase(st, key);
-	err = xlb_vip_slot_clear(inst, st, key);
-	if (err)
-		return err;
 	err = xlb_vip_filter_sync(inst, st, NULL, 0);
 	/* A corrupt record's id may be out of range or another VIP's: the
 	 * key alone was its own. Records of an id no VIP holds are freed as

@@ -333,9 +333,11 @@ int xlb_update_pending(struct xlb_instance *inst, struct xlb_state *st)
 
 /*
  * A slot is only ever a copy of a record of xlb_vips: written after the
- * record, emptied (or given to another VIP of its bit) after the record's
- * deletion and before the VIP's table goes. A corrupt record (its id may
- * be another VIP's) gets no slot.
+ * record, emptied (or given to another VIP of its bit) before the record's
+ * deletion, so that a command killed between two writes never leaves a
+ * slot naming a VIP that is gone (vip_slots_sync() repairs the slots of
+ * the VIPs there are). A corrupt record (its id may be another VIP's)
+ * gets no slot.
  */
 int xlb_vip_slot_write(struct xlb_instance *inst, const struct xlb_state *st,
 		       const struct xlb_state_vip *v)
