@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
 # End-to-end throughput: packets per second a balancer forwards between
-# veth links, for xlb in several configurations and for the fastest
-# possible forwarder (a MAC-swap XDP_TX reflector) in its place. Prints a
-# markdown section for BENCHMARKS.md on stdout, progress on stderr.
+# veth links, for xlb in several configurations, for the fastest possible
+# forwarder (a MAC-swap XDP_TX reflector) and for the least a Maglev
+# balancer can do (the floor: bench/bpf/floor.bpf.c) in its place. Prints
+# a markdown section for BENCHMARKS.md on stdout, progress on stderr.
 #
 #   bench/throughput.sh [--quick] [--rounds N] [--seconds S] [--rate PPS]
 #                       [--flows N] [--conntrack-size N] [--configs LIST]
@@ -21,8 +22,9 @@
 #                default: xlb's default)
 #   --configs LIST
 #                the configurations to run, comma-separated (default: all;
-#                the reflector always runs, as every ratio is to it, and
-#                its IPv6 run with any IPv6 configuration)
+#                the reflector and the floor always run, as every ratio is
+#                to them, and the reflector's IPv6 run with any IPv6
+#                configuration)
 #   --flood-cap N
 #                v4_hit_flood (and the yardstick of v4_stateless_flood): xlb's cap on new connection-table entries
 #                (`xlb config set ct-rate-limit`, per second per CPU) while
@@ -36,6 +38,7 @@
 # Topology, one network namespace per box:
 #
 #   gen ── g0r ═══ b0r ── ref      reflector: XDP_TX back to g0r
+#      ├── g0f ═══ b0f ── floor    the floor: IPIP, XDP_TX back to g0f
 #      └── g0x ═══ b0x ── lb ── b1x ═══ s0 ── sink
 #
 # xlb-gen (tools/xlb-gen.c) pushes TCP segments of many flows out of g0r or g0x

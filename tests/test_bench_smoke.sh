@@ -260,6 +260,11 @@ test_bench_report() {
 		fi
 	done < <(awk '/^## / { on = ($0 == "## Summary") } on' "$TMP/report.md")
 	tl_check bench_report_has_throughput grep -q '^| MAC-swap XDP_TX reflector' "$TMP/report.md"
+	# The floor forwarded (its path check: it encapsulated every frame
+	# that arrived, or the benchmark failed above), and every xlb row is
+	# held against it.
+	tl_check bench_report_has_the_floor grep -q '^| minimal Maglev forwarder (the floor) | [0-9]' "$TMP/report.md"
+	tl_check bench_report_targets_the_floor grep -q "^Target: xlb forwards at least 0.90 of the floor's rate" "$TMP/report.md"
 }
 
 test_gen_rejects_bad_options

@@ -189,14 +189,15 @@ int xlb_obj_vip_delete(const struct xlb_obj_maps *m,
 	struct xlb_vip_slot slot, empty = { 0 };
 	__u32 bit = vip_slot_bit(key);
 
+	/* The slot first, as the loader does (loader/instance/vip_sets.c). */
+	if (m->vip_slots >= 0 &&
+	    !bpf_map_lookup_elem(m->vip_slots, &bit, &slot) &&
+	    !memcmp(&slot.key, key, sizeof(*key)) &&
+	    bpf_map_update_elem(m->vip_slots, &bit, &empty, BPF_ANY))
+		return -errno;
 	if (bpf_map_delete_elem(m->vips, key) && errno != ENOENT)
 		return -errno;
-	if (m->vip_slots < 0 ||
-	    bpf_map_lookup_elem(m->vip_slots, &bit, &slot) ||
-	    memcmp(&slot.key, key, sizeof(*key)))
-		return 0;
-	return bpf_map_update_elem(m->vip_slots, &bit, &empty, BPF_ANY) ?
-	       -errno : 0;
+	return 0;
 }
 
 int xlb_sandbox_run(int prog_fd, int ifindex, const void *in, __u32 len,
