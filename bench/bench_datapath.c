@@ -110,6 +110,9 @@ static int prime_entry(const struct variant *v)
 			     cfg.ct_seed, &f->flow, &e);
 }
 
+/* The previous owner every slot of the stateless variant names. */
+#define STL_PREV	"203.0.113.250"
+
 /*
  * The variant's VIP_RANDOM4 made stateless, as `xlb vip add --mode
  * stateless` makes a VIP: its backends GUE, its table with a history in
@@ -141,7 +144,8 @@ static int make_stateless(struct dp_fixture *fx)
 	err = xlb_history_init(&h, v->m);
 	if (err)
 		return err;
-	pkt_addr(4, "203.0.113.250", (__u8 *)prev.addr);
+	pkt_addr(4, STL_PREV, (__u8 *)prev.addr);
+	/* One entry, on the stack: handed back before the history is freed. */
 	h.e = &prev;
 	h.n = 1;
 	for (i = 0; i < v->m; i++)
@@ -312,7 +316,7 @@ static int check_stateless(const struct frame *f, const __u8 *out,
 	__u64 hash;
 
 	b = &base_fx.backends[dp_model_backend(&base_fx, f->vip, &f->flow, &hash)];
-	pkt_addr(4, "203.0.113.250", prev);
+	pkt_addr(4, STL_PREV, prev);
 	if (retval != XDP_TX || out_len != f->len + outer - PKT_ETH_LEN ||
 	    out[PKT_ETH_LEN + 9] != IPPROTO_UDP ||
 	    memcmp(out + PKT_ETH_LEN + 16, b->bin, 4) ||
