@@ -169,7 +169,7 @@ static int make_stateless(struct dp_fixture *fx)
 		free(f);
 		return -ENOENT;
 	}
-	bit = xlb_vip_filter_bit(key.addr, key.port, key.proto, key.family);
+	bit = xlb_vip_key_bit(&key);
 	f->stateless[bit / 64] |= 1ULL << (bit % 64);
 	f->ready |= XLB_VIP_FILTER_STATELESS;
 	err = bpf_map_update_elem(filter_fd, &zero, f, BPF_ANY) ? -errno : 0;

@@ -101,7 +101,7 @@ XLB_INLINE const struct xlb_vip *xlb_vip_lookup(const struct xlb_flow *flow)
 	int i;
 
 	__builtin_memcpy(key.addr, flow->dst, sizeof(key.addr));
-	bit = xlb_vip_filter_bit(key.addr, key.port, key.proto, key.family);
+	bit = xlb_vip_key_bit(&key);
 	slot = bpf_map_lookup_elem(&xlb_vip_slots, &bit);
 	if (slot) {
 		a = (const __u32 *)&slot->key;

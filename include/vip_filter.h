@@ -26,6 +26,13 @@ XLB_INLINE __u32 xlb_vip_filter_bit(const __be32 addr[4], __be16 port,
 	return (__u32)(x * 0x9e3779b1U) >> (32 - 16);
 }
 
+/* A VIP key's bit: its filter bit, and the index of its slot in
+ * xlb_vip_slots (include/xlb.h). */
+XLB_INLINE __u32 xlb_vip_key_bit(const struct xlb_vip_key *key)
+{
+	return xlb_vip_filter_bit(key->addr, key->port, key->proto, key->family);
+}
+
 XLB_INLINE bool xlb_vip_filter_has(const struct xlb_vip_filter *f, __u32 bit)
 {
 	return f->bits[bit / 64] >> (bit % 64) & 1;

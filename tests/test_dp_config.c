@@ -143,7 +143,7 @@ static struct xlb_vip_key mtu4_key(__u32 *bit)
 				   .family = XLB_AF_INET };
 
 	pkt_addr(4, d->addr, (__u8 *)key.addr);
-	*bit = xlb_vip_filter_bit(key.addr, key.port, key.proto, key.family);
+	*bit = xlb_vip_key_bit(&key);
 	return key;
 }
 

@@ -181,8 +181,7 @@ int xlb_vip_filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		key = i < st->n_vips ? &st->vips[i].key : extra;
 		if (!key)
 			continue;
-		bit = xlb_vip_filter_bit(key->addr, key->port, key->proto,
-					 key->family);
+		bit = xlb_vip_key_bit(key);
 		want->bits[bit / 64] |= 1ULL << (bit % 64);
 		/* A stateless VIP's packets skip the connection table. */
 		if ((i < st->n_vips ? st->vips[i].vip.flags : extra_flags) &
@@ -218,11 +217,6 @@ out:
 	return err;
 }
 
-static __u32 slot_bit(const struct xlb_vip_key *key)
-{
-	return xlb_vip_filter_bit(key->addr, key->port, key->proto, key->family);
-}
-
 static int slot_update(struct xlb_instance *inst, const struct xlb_state *st,
 		       __u32 bit, const struct xlb_state_vip *v)
 {
@@ -253,7 +247,7 @@ static int vip_slots_sync(struct xlb_instance *inst, const struct xlb_state *st)
 	for (i = 0; i < st->n_vips && !err; i++) {
 		if (st->vips[i].corrupt[0])
 			continue;
-		bit = slot_bit(&st->vips[i].key);
+		bit = xlb_vip_key_bit(&st->vips[i].key);
 		if (bpf_map_lookup_elem(inst->vip_slots_fd, &bit, &have))
 			return -errno;
 		for (j = 0; j < st->n_vips; j++)
@@ -346,21 +340,21 @@ int xlb_vip_slot_write(struct xlb_instance *inst, const struct xlb_state *st,
 		return 0;
 	if (v->corrupt[0])
 		return xlb_vip_slot_clear(inst, st, &v->key);
-	return slot_update(inst, st, slot_bit(&v->key), v);
+	return slot_update(inst, st, xlb_vip_key_bit(&v->key), v);
 }
 
 int xlb_vip_slot_clear(struct xlb_instance *inst, const struct xlb_state *st,
 		       const struct xlb_vip_key *key)
 {
 	const struct xlb_state_vip *other = NULL;
-	__u32 bit = slot_bit(key), i;
+	__u32 bit = xlb_vip_key_bit(key), i;
 
 	if (inst->vip_slots_fd < 0)
 		return 0;
 	for (i = 0; i < st->n_vips && !other; i++)
 		if (!st->vips[i].corrupt[0] &&
 		    memcmp(&st->vips[i].key, key, sizeof(*key)) &&
-		    slot_bit(&st->vips[i].key) == bit)
+		    xlb_vip_key_bit(&st->vips[i].key) == bit)
 			other = &st->vips[i];
 	return slot_update(inst, st, bit, other);
 }

@@ -164,16 +164,11 @@ int xlb_obj_maps(struct bpf_object *obj, struct xlb_obj_maps *m)
 	return 0;
 }
 
-static __u32 vip_slot_bit(const struct xlb_vip_key *key)
-{
-	return xlb_vip_filter_bit(key->addr, key->port, key->proto, key->family);
-}
-
 int xlb_obj_vip_write(const struct xlb_obj_maps *m,
 		      const struct xlb_vip_key *key, const struct xlb_vip *vip)
 {
 	struct xlb_vip_slot slot = { .key = *key, .vip = *vip };
-	__u32 bit = vip_slot_bit(key);
+	__u32 bit = xlb_vip_key_bit(key);
 
 	if (bpf_map_update_elem(m->vips, key, vip, BPF_ANY))
 		return -errno;
@@ -187,7 +182,7 @@ int xlb_obj_vip_delete(const struct xlb_obj_maps *m,
 		       const struct xlb_vip_key *key)
 {
 	struct xlb_vip_slot slot, empty = { 0 };
-	__u32 bit = vip_slot_bit(key);
+	__u32 bit = xlb_vip_key_bit(key);
 
 	/* The slot first, as the loader does (loader/instance/vip_sets.c). */
 	if (m->vip_slots >= 0 &&

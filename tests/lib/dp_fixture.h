@@ -224,7 +224,7 @@ static inline int dp_add_vip_filter(struct dp_fixture *fx,
 	if (bpf_map_lookup_elem(filter_fd, &zero, &f))
 		return -errno;
 	f.ready = 1;
-	bit = xlb_vip_filter_bit(vip->addr, vip->port, vip->proto, vip->family);
+	bit = xlb_vip_key_bit(vip);
 	f.bits[bit / 64] |= 1ULL << (bit % 64);
 	bit = xlb_vip_filter_bit(key.addr, 0, 0, key.family);
 	f.bits[bit / 64] |= 1ULL << (bit % 64);
