@@ -126,6 +126,12 @@
 # tracked mode's cap. A stateless VIP's packets are the VIP's counter in
 # xlb stats (the SYNs told apart by their length); the path check: the
 # flood's SYNs reach xlb and the connection table counts nothing.
+#
+# Last, where the time goes (v4_hit's and v4_stateless's traffic): the
+# datapath ended after each stage, loaded on the instance's maps, each in
+# xlb's place in turn for a tenth of a second, round after round, each
+# program's own time per run counted (bpf_stats); see stage_ladder. The
+# path check: the last stage put in place is the program that runs.
 set -uo pipefail
 
 # shellcheck source=../tests/lib/lib.sh
@@ -225,7 +231,7 @@ log() { echo "throughput: $*" >&2; }
 die() { echo "throughput.sh: $*" >&2; exit 1; }
 
 [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, XDP)"
-for f in "$GEN" "$XLB" "$BUILD/reflector.bpf.o" "$BUILD/sink.bpf.o" "$BUILD/floor.bpf.o" "$BUILD/bench/floor_attach"; do
+for f in "$GEN" "$XLB" "$BUILD/reflector.bpf.o" "$BUILD/sink.bpf.o" "$BUILD/floor.bpf.o" "$BUILD/bench/floor_attach" "$BUILD/bench/stage_load"; do
 	[[ -e $f ]] || die "$f is missing: run make first"
 done
 (( $(nproc) >= 2 )) || die "needs two CPUs (generator and balancer apart)"
@@ -866,6 +872,107 @@ run_ns() {
 		if (m > 0) printf "%.1f\n", m / 10; else print "-" }'
 }
 
+# The stage ladders: per path, the stages (enum xlb_stage) after which
+# bench/bpf/xlb_stage_end.bpf.c ends it, in order; ENCAP is the whole path.
+declare -A STAGE_NUM=([parse]=0 [conntrack]=1 [vip]=2 [hash]=3 [table]=4 [nexthop]=5 [encap]=6)
+declare -A STAGE_TITLE=(
+	[parse]="parse, count (the exit's counters)"
+	[conntrack]="config, clock, connection table lookup (a hit: the backend)"
+	[vip]="config, clock, VIP lookup"
+	[hash]="flow hash (SipHash-1-3)"
+	[table]="table index and previous owner, backend record"
+	[nexthop]="next hop (per-CPU FIB cache)"
+	[encap]="encapsulation, verdict: the whole path"
+)
+declare -A STAGES=([v4_hit]="parse conntrack nexthop encap" [v4_stateless]="parse vip hash table nexthop encap")
+
+# stage_ladder CONFIG: under CONFIG's traffic, saturated, every stage of
+# its ladder in xlb's place in turn, each for a tenth of a second at a
+# time, over and over for as long as $rounds measured intervals, with the
+# statistics on: the drift of this machine's speed (by half, minutes apart)
+# then falls on every stage alike. Writes "STAGE run_time_ns run_cnt" of
+# each stage's program, over all its turns, to $TMP/stage.CONFIG. What
+# ends early goes back out of b0x unencapsulated, to g0x's sink.
+stage_ladder() {
+	local cfg=$1 gdev mac rest gen_pid c0 i st id turns dir
+	local -A ids=()
+	read -r gdev mac _ _ rest <<< "$(config_args "$cfg")"
+	tl_pin_dir dir "stages-$cfg" || die "$cfg: no pin directory for the stages"
+	for st in ${STAGES[$cfg]}; do
+		ids[$st]=$(nsenter --net="/run/netns/$NS_LB" "$BUILD/bench/stage_load" "$PIN" \
+			"${STAGE_NUM[$st]}" "$dir/$st" 2> "$TMP/stage.err") || die "$cfg: $(cat "$TMP/stage.err")"
+	done
+	c0=$(received "$NS_GEN" "$gdev")
+	# shellcheck disable=SC2086
+	nsenter --net="/run/netns/$NS_GEN" "$GEN" --dev "$gdev" --dst-mac "$mac" --duration 600 --cpu "$GEN_CPU" \
+		-j $rest > "$TMP/gen.out" 2> "$TMP/gen.err" &
+	gen_pid=$!
+	for ((i = 0; i < 300; i++)); do
+		[[ $(received "$NS_GEN" "$gdev") == "$c0" ]] || break
+		kill -0 "$gen_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	sleep "$warm"
+	turns=$(awk -v r="$rounds" -v s="$seconds" 'BEGIN { n = int(r * s * 10 + 0.5); print (n < 2 ? 2 : n) }')
+	sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null
+	for ((i = 0; i < turns; i++)); do
+		for st in ${STAGES[$cfg]}; do
+			tl_in "$NS_LB" ip -force link set dev "$B0X" xdpdrv pinned "$dir/$st" ||
+				die "$cfg: the datapath ended after $st cannot take xlb's place"
+			sleep 0.1
+		done
+	done
+	sysctl -q -w kernel.bpf_stats_enabled=0 2>/dev/null
+	kill -TERM "$gen_pid" 2>/dev/null
+	wait "$gen_pid" || die "xlb-gen failed: $(cat "$TMP/gen.err")"
+	# The path check: the last stage attached is what runs on b0x.
+	[[ $(ip -j -n "$NS_LB" link show dev "$B0X" | jq '.[0].xdp.prog.id // 0') == "${ids[$st]}" ]] ||
+		die "$cfg: the stages did not take xlb's place on $B0X"
+	for st in ${STAGES[$cfg]}; do
+		bpftool -j prog show id "${ids[$st]}" |
+			jq -r --arg st "$st" '"\($st) \(.run_time_ns // 0) \(.run_cnt // 0)"'
+	done > "$TMP/stage.$cfg"
+}
+
+# stages_report: each path's ladder (stage_ladder), then per path the mean
+# time per run after each stage (ns) and what each stage added. Run last:
+# the ladder takes xlb's place on b0x, and its last stage (the whole
+# path, the same code as xlb's) is what stays.
+stages_report() {
+	local cfg st t n prev paths=()
+	for cfg in v4_hit v4_stateless; do
+		[[ " ${CONFIGS[*]} " == *" $cfg "* ]] && paths+=("$cfg")
+	done
+	[[ ${#paths[@]} -gt 0 ]] || return 0
+	log "the stages, end to end"
+	for cfg in "${paths[@]}"; do stage_ladder "$cfg"; done
+	echo "### Where the time goes, end to end"
+	echo
+	echo "The datapath ended after each stage (bench/bpf/xlb_stage_end.bpf.c, loaded on the"
+	echo "instance's maps by bench/stage_load), each put in xlb's place in turn for a tenth"
+	echo "of a second, round after round, under each configuration's traffic, saturated: its"
+	echo "mean time per run over all its turns (bpf_stats), so that the machine's drift falls"
+	echo "on every stage alike, and what the stage added. A packet that ends early goes back"
+	echo "unencapsulated. The statistics' own clock reads are in every row alike, as in the"
+	echo "floor's time per run above."
+	echo
+	for cfg in "${paths[@]}"; do
+		echo "${TITLE[$cfg]}:"
+		echo
+		echo "| after stage | ns per run | stage | runs |"
+		echo "| --- | ---: | ---: | ---: |"
+		prev=
+		while read -r st t n; do
+			(( n > 0 )) || die "$cfg: the datapath ended after $st ran no packet"
+			t=$(awk -v t="$t" -v n="$n" 'BEGIN { printf "%.1f", t / n }')
+			echo "| ${STAGE_TITLE[$st]} | $t |" \
+				"$( [[ -z $prev ]] || awk -v a="$t" -v b="$prev" 'BEGIN { printf "%+.1f", a - b }') | $n |"
+			prev=$t
+		done < "$TMP/stage.$cfg"
+		echo
+	done
+}
+
 # Every program's run time and runs (bpftool prog show) are counted after
 # each measured interval (run()); the setting is back as it was when this
 # ends.
@@ -1224,6 +1331,7 @@ floor_targets() {
 	echo
 }
 floor_targets
+stages_report
 if [[ -s $TMP/path_failed ]]; then
 	log "the floor did not take its path: $(sort -u "$TMP/path_failed" | tr '\n' ' ')"
 	status=1

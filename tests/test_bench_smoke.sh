@@ -238,7 +238,12 @@ figures_of() {
 
 # Every benchmark through the report, with tiny counts.
 test_bench_report() {
-	local name line
+	local name line pins
+	# What the benchmarks pin goes in directories of their own: bpffs'
+	# root gains no map of xlb's (libbpf pins a map declared pinned by
+	# name there unless told otherwise; iproute2 may add its own dirs).
+	tl_bpffs
+	pins=$(ls /sys/fs/bpf | grep '^xlb_')
 	if ! "$XLB_TOP/bench/run.sh" --quick --output "$TMP/report.md" > /dev/null 2> "$TMP/run.err"; then
 		echo "  $(tail -n 5 "$TMP/run.err" | tr '\n' ' ')"
 	fi
@@ -265,6 +270,10 @@ test_bench_report() {
 	# held against it.
 	tl_check bench_report_has_the_floor grep -q '^| minimal Maglev forwarder (the floor) | [0-9]' "$TMP/report.md"
 	tl_check bench_report_targets_the_floor grep -q "^Target: xlb forwards at least 0.90 of the floor's rate" "$TMP/report.md"
+	# Both stage ladders ran to the whole path, each stage timed (a stage
+	# that ran no packet, or did not take xlb's place, fails the benchmark).
+	tl_check bench_leaves_no_pin_at_bpffs_root test "$(ls /sys/fs/bpf | grep '^xlb_')" = "$pins"
+	tl_check bench_report_has_stage_ladders test "$(grep -c '^| encapsulation, verdict: the whole path | [0-9]' "$TMP/report.md")" = 2
 }
 
 test_gen_rejects_bad_options
