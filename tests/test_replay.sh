@@ -144,10 +144,13 @@ if "$XLB" -j replay --balancers 3 --churn "$CHURN" "$TMP/long.pcap" >"$TMP/jc" 2
 	tl_check replay_churn_modes_ordered [ "$(jq '[.churn.algorithms[].broken | .optimum <= .stateless and .stateless <= .table and .tracking_stay <= .tracking_move and .tracking_move <= .table] | all' "$TMP/jc")" = true ]
 	tl_check replay_churn_something_breaks [ "$(jq '.churn.algorithms[] | select(.name == "maglev").broken | .optimum > 0 and .table > .stateless and .tracking_move > .tracking_stay' "$TMP/jc")" = true ]
 	tl_check replay_churn_stateless_reasons [ "$(jq '[.churn.algorithms[] | .broken.stateless == (.stateless | .broken_changed_twice + .broken_kept_too_short + .broken_backend_removed)] | all' "$TMP/jc")" = true ]
+	# The candidates for stateless VIPs: each keeps what the one before it
+	# keeps (a chain of previous owners, then backends that remember).
+	tl_check replay_churn_chain_modes_ordered [ "$(jq '[.churn.algorithms[].broken | .optimum <= .chain_memory and .chain_memory <= .chain and .chain <= .stateless] | all' "$TMP/jc")" = true ]
 	tl_check replay_churn_ecmp_moved [ "$(jq '.churn.ecmp_moved > 0' "$TMP/jc")" = true ]
 	# A history of 0 keeps no previous backend: stateless is the table.
 	"$XLB" -j replay --history 0s --algo maglev --balancers 3 --churn "$CHURN" "$TMP/long.pcap" >"$TMP/jc0"
-	tl_check replay_churn_history_0 [ "$(jq '.churn.algorithms[0].broken | .stateless == .table' "$TMP/jc0")" = true ]
+	tl_check replay_churn_history_0 [ "$(jq '.churn.algorithms[0].broken | .stateless == .table and .chain == .table and .chain_memory == .table' "$TMP/jc0")" = true ]
 	"$XLB" replay --balancers 3 --churn "$CHURN" "$TMP/long.pcap" >"$TMP/churn_table"
 	ms=$(jq '.churn.algorithms[0].broken.stateless' "$TMP/jc")
 	tl_check replay_churn_table_matches_json grep -qE "^ +stateless, second chance +$ms " "$TMP/churn_table"
@@ -156,7 +159,7 @@ if "$XLB" -j replay --balancers 3 --churn "$CHURN" "$TMP/long.pcap" >"$TMP/jc" 2
 	tl_check replay_churn_file_form [ "$(jq -c .churn "$TMP/jcf")" = "$(jq -c .churn "$TMP/jc")" ]
 	if "$XLB" replay --balancers 3 --churn "$CHURN" --csv "$TMP/ccsv" "$TMP/long.pcap" >/dev/null 2>"$TMP/err"; then
 		tl_check replay_churn_csv_files [ "$(ls "$TMP/ccsv" | tr '\n' ' ')" = "churn.csv churn_stateless.csv " ]
-		tl_check replay_churn_csv_rows [ "$(wc -l <"$TMP/ccsv/churn.csv") $(wc -l <"$TMP/ccsv/churn_stateless.csv")" = "26 6" ]
+		tl_check replay_churn_csv_rows [ "$(wc -l <"$TMP/ccsv/churn.csv") $(wc -l <"$TMP/ccsv/churn_stateless.csv")" = "36 6" ]
 		tl_check replay_churn_csv_matches_json grep -qx "maglev/65537,stateless,1000,$ms,.*" "$TMP/ccsv/churn.csv"
 	else
 		tl_fail replay_churn_csv "$(cat "$TMP/err")"

@@ -14,9 +14,14 @@
  *   - the ECMP models move what they should when a balancer fails;
  *   - change sequences parse, sort and play on backend sets, and bad ones
  *     get one error naming the event;
+ *   - the candidates for stateless VIPs: a chain of previous owners
+ *     keeps a slot changed twice, stops at its hop limit, and forgets
+ *     with the history; backends that remember what they passed on keep
+ *     connections past both, but not silent ones, and not once removed;
  *   - through Maglev's real tables, and on the real captures (when
  *     present): no mode breaks fewer connections than the optimum, and
- *     table mode breaks the most.
+ *     table mode breaks the most; each candidate keeps what the one
+ *     before it keeps.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -118,6 +123,135 @@ static void previous_kept_for_the_history_only(void)
 	ASSERT_EQ(r.broken_expired, 1, "counted as kept too short");
 	ASSERT_EQ(r.window_packets, 1, "one packet within the history");
 	churn_sim_free(s);
+}
+
+/* The chain candidates: backends A to F, all alive; slots start as above. */
+enum { D = N_INC, E, F, N_INC6 };
+static const bool six_alive[N_INC6] = { true, true, true, true, true, true };
+
+static struct churn_sim *sim6(const struct churn_conn *conns, size_t n,
+			      __u64 history)
+{
+	struct churn_sim *s = NULL;
+
+	ASSERT_OK(churn_sim_new(4, N_INC6, start, conns, n, 1, ECMP_THRESHOLD,
+				history, &s), "churn_sim_new");
+	return s;
+}
+
+/* Slots 0 and 1 pass from owner to owner: A, then each of next[]. */
+static void hand_on(struct churn_sim *s, __u64 at, __u32 next,
+		    const bool *alive)
+{
+	const __u32 t[4] = { next, next, A, B };
+
+	churn_sim_backends(s, at, t, alive);
+}
+
+static void chain_keeps_a_slot_changed_twice(void)
+{
+	const struct churn_conn c[] = { { .slot = 0 } };
+	struct churn_sim *s = sim6(c, 1, 300 * S);
+	struct churn_result r;
+
+	if (!s)
+		return;
+	churn_sim_packet(s, 1 * S, 0);		/* owner A */
+	hand_on(s, 2 * S, B, six_alive);
+	hand_on(s, 3 * S, C, six_alive);
+	churn_sim_packet(s, 4 * S, 0);		/* C, B, then A */
+	r = result(s);
+	ASSERT_EQ(r.broken[CM_STATELESS], 1, "one previous owner: broken");
+	ASSERT_EQ(r.broken[CM_CHAIN], 0, "the chain reaches A");
+	ASSERT_EQ(r.broken[CM_CHAIN_MEMORY], 0, "so does the chain with memory");
+	ASSERT_EQ(r.chain_forwarded, 1, "the packet was passed on");
+	ASSERT_EQ(r.chain_multi_hop, 1, "twice");
+	ASSERT_EQ(r.chain_by_memory, 0, "by the chain alone");
+	churn_sim_free(s);
+}
+
+/* Four changes: the chain's three hops fall short of A, unless the
+ * backends remember a connection whose packets they passed on. */
+static void memory_goes_past_the_hop_limit(void)
+{
+	const struct churn_conn c[] = { { .slot = 0 }, { .slot = 1 } };
+	const __u32 next[] = { B, C, D, E };
+	struct churn_sim *s = sim6(c, 2, 300 * S);
+	struct churn_result r;
+	int i;
+
+	if (!s)
+		return;
+	churn_sim_packet(s, 1 * S, 0);
+	churn_sim_packet(s, 1 * S, 1);
+	for (i = 0; i < 4; i++) {
+		hand_on(s, (2 + 2 * i) * S, next[i], six_alive);
+		churn_sim_packet(s, (3 + 2 * i) * S, 1);	/* slot 1 talks */
+	}
+	churn_sim_packet(s, 11 * S, 0);		/* slot 0 was silent */
+	r = result(s);
+	ASSERT_TRUE(churn_sim_broken(s, 0, CM_CHAIN), "silent: past the hop limit");
+	ASSERT_TRUE(churn_sim_broken(s, 0, CM_CHAIN_MEMORY),
+		    "silent: nobody learned it");
+	ASSERT_TRUE(churn_sim_broken(s, 1, CM_CHAIN), "talking, chain alone: broken at E");
+	ASSERT_TRUE(!churn_sim_broken(s, 1, CM_CHAIN_MEMORY),
+		    "talking, with memory: kept through four changes");
+	ASSERT_EQ(r.chain_forwarded, 4, "each of its packets after a change passed on");
+	ASSERT_EQ(r.chain_by_memory, 3, "from the second change on, by memory");
+	churn_sim_free(s);
+}
+
+/* A backend that passed a packet on remembers the connection after the
+ * history has forgotten the previous owner; a silent connection is not
+ * remembered. */
+static void memory_outlives_the_history(void)
+{
+	const struct churn_conn c[] = { { .slot = 0 }, { .slot = 1 } };
+	struct churn_sim *s = sim6(c, 2, 5 * S);
+	struct churn_result r;
+
+	if (!s)
+		return;
+	churn_sim_packet(s, 1 * S, 0);
+	churn_sim_packet(s, 1 * S, 1);
+	hand_on(s, 2 * S, B, six_alive);
+	churn_sim_packet(s, 3 * S, 0);		/* B passes it to A, learns */
+	churn_sim_packet(s, 20 * S, 0);		/* history long gone */
+	churn_sim_packet(s, 20 * S, 1);
+	r = result(s);
+	ASSERT_TRUE(churn_sim_broken(s, 0, CM_STATELESS), "stateless: expired");
+	ASSERT_TRUE(churn_sim_broken(s, 0, CM_CHAIN), "chain: expired");
+	ASSERT_TRUE(!churn_sim_broken(s, 0, CM_CHAIN_MEMORY), "memory keeps it");
+	ASSERT_EQ(r.chain_by_memory, 1, "through B's memory");
+	ASSERT_TRUE(churn_sim_broken(s, 1, CM_CHAIN_MEMORY),
+		    "silent through the history: not remembered");
+	churn_sim_free(s);
+}
+
+/* What B remembers ends with B: removed, it is skipped, and the chain's
+ * older owner A has expired. Drained (alive), B passes it on. */
+static void memory_ends_with_its_backend(void)
+{
+	const struct churn_conn c[] = { { .slot = 0 } };
+	bool b_gone[N_INC6];
+	int drained;
+
+	memcpy(b_gone, six_alive, sizeof(b_gone));
+	b_gone[B] = false;
+	for (drained = 0; drained < 2; drained++) {
+		struct churn_sim *s = sim6(c, 1, 5 * S);
+
+		if (!s)
+			return;
+		churn_sim_packet(s, 1 * S, 0);		/* owner A */
+		hand_on(s, 2 * S, B, six_alive);
+		churn_sim_packet(s, 3 * S, 0);		/* B learns */
+		hand_on(s, 10 * S, C, drained ? six_alive : b_gone);
+		churn_sim_packet(s, 11 * S, 0);		/* C, then B */
+		ASSERT_EQ(churn_sim_broken(s, 0, CM_CHAIN_MEMORY), !drained,
+			  drained ? "B drained: passes it on" : "B removed: forgotten");
+		churn_sim_free(s);
+	}
 }
 
 static void removed_breaks_everywhere_drained_survives(void)
@@ -580,12 +714,15 @@ static void modes_ordered_on_real_captures(void)
 		if (!ASSERT_OK(churn_run(k, &p, &plan, &rf, &pk, &r), lb_algo_name(k)))
 			continue;
 		printf("  %d captures, %-10s optimum %llu, table %llu, tracking "
-		       "%llu / moved %llu, stateless %llu of %llu\n", files,
+		       "%llu / moved %llu, stateless %llu, chain %llu, with "
+		       "memory %llu of %llu\n", files,
 		       lb_algo_name(k), (unsigned long long)r.broken[CM_OPTIMUM],
 		       (unsigned long long)r.broken[CM_TABLE],
 		       (unsigned long long)r.broken[CM_TRACK_STAY],
 		       (unsigned long long)r.broken[CM_TRACK_MOVE],
 		       (unsigned long long)r.broken[CM_STATELESS],
+		       (unsigned long long)r.broken[CM_CHAIN],
+		       (unsigned long long)r.broken[CM_CHAIN_MEMORY],
 		       (unsigned long long)r.connections);
 		ASSERT_EQ(r.connections, rf.n, "every flow is a connection");
 		ASSERT_GT(r.broken[CM_OPTIMUM], 0, "removals break some");
@@ -603,6 +740,13 @@ static void modes_ordered_on_real_captures(void)
 			  r.broken[CM_STATELESS], "every stateless break has a reason");
 		ASSERT_GT(r.broken[CM_TABLE], r.broken[CM_STATELESS],
 			  "the table alone breaks more");
+		/* Each candidate keeps what the one before it keeps. */
+		ASSERT_LE(r.broken[CM_CHAIN], r.broken[CM_STATELESS],
+			  "the chain no worse than one previous owner");
+		ASSERT_LE(r.broken[CM_CHAIN_MEMORY], r.broken[CM_CHAIN],
+			  "memory no worse than the chain alone");
+		ASSERT_GE(r.broken[CM_CHAIN_MEMORY], r.broken[CM_OPTIMUM],
+			  "memory no better than the optimum");
 	}
 out:
 	if (d)
@@ -619,6 +763,10 @@ TEST_MAIN(
 	TEST(slot_changed_once_stateless_keeps_table_breaks),
 	TEST(slot_changed_twice_breaks_both),
 	TEST(previous_kept_for_the_history_only),
+	TEST(chain_keeps_a_slot_changed_twice),
+	TEST(memory_goes_past_the_hop_limit),
+	TEST(memory_outlives_the_history),
+	TEST(memory_ends_with_its_backend),
 	TEST(removed_breaks_everywhere_drained_survives),
 	TEST(first_packet_after_a_change_takes_the_new_owner),
 	TEST(balancer_move_breaks_tracking_unless_slot_kept),

@@ -88,6 +88,24 @@ void churn_print_table(const struct replay_report *r)
 	}
 	printf("\nwithin %s: packets sent while a change is younger than the "
 	       "history, and the share of them forwarded\n", hist);
+	printf("\nstateless, chain + memory (a candidate): packets passed on, "
+	       "more than once, through a backend's memory\n");
+	printf("%-18s %10s %7s %10s %7s %10s %7s\n", "algorithm", "passed on",
+	       "share", "2+ hops", "share", "memory", "share");
+	for (k = 0; k < LB__MAX; k++) {
+		const struct churn_result *x = &c->result[k];
+
+		if (!r->algo[k].done)
+			continue;
+		printf("%-18s %10llu %6.2f%% %10llu %6.2f%% %10llu %6.2f%%\n",
+		       replay_algo_label(r, k, label, sizeof(label)),
+		       (unsigned long long)x->chain_forwarded,
+		       100 * share(x->chain_forwarded, x->packets),
+		       (unsigned long long)x->chain_multi_hop,
+		       100 * share(x->chain_multi_hop, x->packets),
+		       (unsigned long long)x->chain_by_memory,
+		       100 * share(x->chain_by_memory, x->packets));
+	}
 }
 
 /* JSON ------------------------------------------------------------------ */
@@ -127,6 +145,11 @@ static json_object *j_result(const struct replay_report *r, int k)
 	json_object_object_add(st, "broken_backend_removed",
 			       j_u64(x->broken_gone));
 	json_object_object_add(o, "stateless", st);
+	st = json_object_new_object();
+	json_object_object_add(st, "passed_on", j_u64(x->chain_forwarded));
+	json_object_object_add(st, "multi_hop", j_u64(x->chain_multi_hop));
+	json_object_object_add(st, "by_memory", j_u64(x->chain_by_memory));
+	json_object_object_add(o, "chain_memory", st);
 	json_object_object_add(o, "slot_changes", j_u64(x->slot_changes));
 	return o;
 }

@@ -7,6 +7,18 @@
  * slot then, in every mode (a SYN, or a first packet seen, is accepted by
  * whoever receives it first). From then on each mode breaks the
  * connection the first time a packet does not reach its owner.
+ *
+ * The chain modes are candidates for stateless VIPs, measured here before
+ * any datapath has them. A slot keeps its last CHURN_CHAIN owners, each
+ * for the history from when it lost the slot; a packet that its slot's
+ * backend does not own is passed along that chain, newest first, up to
+ * CHURN_CHAIN hops, to the first that owns it (CM_CHAIN). With memory
+ * (CM_CHAIN_MEMORY), a backend that passed a connection's packet on and
+ * saw it taken remembers the connection's owner, so it passes the next
+ * ones straight there, after the chain has forgotten the owner, and
+ * through later changes when it is itself on the chain. A backend's memory
+ * ends with it (removed); a connection is remembered by at most
+ * CHURN_MEMORY backends.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -23,6 +35,8 @@ const char *const churn_mode_names[CM__MAX] = {
 	[CM_TRACK_STAY] = "tracking, flows stay",
 	[CM_TRACK_MOVE] = "tracking, flows move",
 	[CM_STATELESS] = "stateless, second chance",
+	[CM_CHAIN] = "stateless, chain of 3",
+	[CM_CHAIN_MEMORY] = "stateless, chain + memory",
 };
 
 const char *const churn_mode_keys[CM__MAX] = {
@@ -31,6 +45,8 @@ const char *const churn_mode_keys[CM__MAX] = {
 	[CM_TRACK_STAY] = "tracking_stay",
 	[CM_TRACK_MOVE] = "tracking_move",
 	[CM_STATELESS] = "stateless",
+	[CM_CHAIN] = "chain",
+	[CM_CHAIN_MEMORY] = "chain_memory",
 };
 
 struct conn_state {
@@ -38,8 +54,9 @@ struct conn_state {
 	__u32 owner;		/* NO_BACKEND until its first packet */
 	__u32 changes0;		/* its slot's changes at its first packet */
 	__u32 lb;		/* the balancer of its last packet */
-	__u8 broken;		/* a bit per mode */
+	__u8 broken;		/* a bit per mode (CM__MAX <= 8) */
 	bool moved;		/* ECMP moved it to another balancer */
+	__u32 memory[CHURN_MEMORY];	/* backends that remember its owner */
 };
 
 struct churn_sim {
@@ -47,6 +64,8 @@ struct churn_sim {
 	__u32 *cur, *prev;	/* per slot: backend now, and before */
 	__u64 *changed_at;	/* per slot: when cur took over */
 	__u32 *changes;		/* per slot: how often it changed */
+	__u32 (*chain)[CHURN_CHAIN];	/* per slot: owners before, newest first */
+	__u64 (*left_at)[CHURN_CHAIN];	/* and when each lost the slot */
 	bool *alive;		/* per incarnation */
 	const struct churn_conn *conns;
 	struct conn_state *cs;
@@ -111,22 +130,27 @@ int churn_sim_new(__u32 m, __u32 n_inc, const __u32 *table,
 	s->prev = malloc(m * sizeof(*s->prev));
 	s->changed_at = calloc(m, sizeof(*s->changed_at));
 	s->changes = calloc(m, sizeof(*s->changes));
+	s->chain = malloc(m * sizeof(*s->chain));
+	s->left_at = calloc(m, sizeof(*s->left_at));
 	s->alive = calloc(n_inc ? n_inc : 1, sizeof(*s->alive));
 	s->cs = calloc(n_conns ? n_conns : 1, sizeof(*s->cs));
 	if (!s->cur || !s->prev || !s->changed_at || !s->changes ||
-	    !s->alive || !s->cs) {
+	    !s->chain || !s->left_at || !s->alive || !s->cs) {
 		churn_sim_free(s);
 		return -ENOMEM;
 	}
 	memcpy(s->cur, table, m * sizeof(*s->cur));
 	for (i = 0; i < m; i++) {
 		s->prev[i] = NO_BACKEND;
+		memset(s->chain[i], 0xff, sizeof(s->chain[i]));
 		s->alive[table[i]] = true;
 	}
 	s->conns = conns;
 	s->n_conns = n_conns;
-	for (i = 0; i < n_conns; i++)
+	for (i = 0; i < n_conns; i++) {
 		s->cs[i].owner = NO_BACKEND;
+		memset(s->cs[i].memory, 0xff, sizeof(s->cs[i].memory));
+	}
 	for (s->next_lb = 1; s->next_lb <= balancers; s->next_lb++)
 		s->live[s->n_live++] = s->next_lb;
 	s->ecmp = ecmp;
@@ -143,6 +167,8 @@ void churn_sim_free(struct churn_sim *s)
 	free(s->prev);
 	free(s->changed_at);
 	free(s->changes);
+	free(s->chain);
+	free(s->left_at);
 	free(s->alive);
 	free(s->cs);
 	free(s);
@@ -157,6 +183,12 @@ void churn_sim_backends(struct churn_sim *s, __u64 t, const __u32 *table,
 		if (table[k] == s->cur[k])
 			continue;
 		s->prev[k] = s->cur[k];
+		memmove(&s->chain[k][1], &s->chain[k][0],
+			(CHURN_CHAIN - 1) * sizeof(s->chain[k][0]));
+		memmove(&s->left_at[k][1], &s->left_at[k][0],
+			(CHURN_CHAIN - 1) * sizeof(s->left_at[k][0]));
+		s->chain[k][0] = s->cur[k];
+		s->left_at[k][0] = t;
 		s->cur[k] = table[k];
 		s->changed_at[k] = t;
 		s->changes[k]++;
@@ -241,6 +273,78 @@ static void stateless(struct churn_sim *s, size_t i, __u64 t, bool gone,
 		s->res.broken_expired++;
 }
 
+/* Whether backend b, alive, remembers connection c's owner. */
+static bool remembers(const struct churn_sim *s, const struct conn_state *c,
+		      __u32 b)
+{
+	int j;
+
+	for (j = 0; j < CHURN_MEMORY; j++)
+		if (c->memory[j] == b)
+			return s->alive[b];
+	return false;
+}
+
+/* b passed c's packet on and saw it taken: it remembers, if the bound
+ * leaves room. */
+static void remember(struct conn_state *c, __u32 b)
+{
+	int j;
+
+	for (j = 0; j < CHURN_MEMORY; j++) {
+		if (c->memory[j] == b)
+			return;
+		if (c->memory[j] == NO_BACKEND) {
+			c->memory[j] = b;
+			return;
+		}
+	}
+}
+
+/* The chain modes: the slot's backend keeps what it owns (or, with memory,
+ * passes on what it remembers); else the packet goes along the slot's
+ * previous owners kept, newest first, each passing it on unless it owns
+ * it or remembers its owner. */
+static void chain(struct churn_sim *s, size_t i, __u64 t, bool gone,
+		  bool memory)
+{
+	enum churn_mode mode = memory ? CM_CHAIN_MEMORY : CM_CHAIN;
+	struct conn_state *c = &s->cs[i];
+	__u32 k = s->conns[i].slot, at = s->cur[k], b;
+	int j;
+
+	if (at == c->owner)
+		return;
+	if (!gone && memory && remembers(s, c, at)) {
+		s->res.chain_forwarded++;
+		s->res.chain_by_memory++;
+		return;
+	}
+	for (j = 0; !gone && j < CHURN_CHAIN; j++) {
+		b = s->chain[k][j];
+		/* Older owners lost the slot earlier still. */
+		if (b == NO_BACKEND || t - s->left_at[k][j] >= s->history_us)
+			break;
+		/* A removed backend is skipped: the balancer knows it. */
+		if (!s->alive[b])
+			continue;
+		if (b != c->owner && !(memory && remembers(s, c, b)))
+			continue;
+		if (memory) {
+			s->res.chain_forwarded++;
+			s->res.chain_multi_hop += j > 0 || b != c->owner;
+			s->res.chain_by_memory += b != c->owner;
+			/* Each that passed it on saw it taken. */
+			remember(c, at);
+			while (j--)
+				if (s->alive[s->chain[k][j]])
+					remember(c, s->chain[k][j]);
+		}
+		return;
+	}
+	breaks(s, c, mode);
+}
+
 void churn_sim_packet(struct churn_sim *s, __u64 t, size_t i)
 {
 	struct conn_state *c = &s->cs[i];
@@ -279,6 +383,10 @@ void churn_sim_packet(struct churn_sim *s, __u64 t, size_t i)
 		track_move(s, i, lb, gone);
 	if (!broken(c, CM_STATELESS))
 		stateless(s, i, t, gone, window);
+	if (!broken(c, CM_CHAIN))
+		chain(s, i, t, gone, false);
+	if (!broken(c, CM_CHAIN_MEMORY))
+		chain(s, i, t, gone, true);
 }
 
 bool churn_sim_broken(const struct churn_sim *s, size_t c, enum churn_mode m)

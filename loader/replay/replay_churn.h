@@ -121,8 +121,16 @@ enum churn_mode {
 	CM_TRACK_STAY,
 	CM_TRACK_MOVE,
 	CM_STATELESS,
+	CM_CHAIN,		/* candidates for stateless VIPs: a chain of */
+	CM_CHAIN_MEMORY,	/* owners, and backends that remember */
 	CM__MAX,
 };
+
+/* The chain modes: the previous owners a slot keeps (the hop limit), and
+ * the backends a connection can be remembered by (the model's bound; a
+ * backend's own memory is unbounded here). */
+#define CHURN_CHAIN		3
+#define CHURN_MEMORY		4
 extern const char *const churn_mode_names[CM__MAX];	/* "table alone" */
 extern const char *const churn_mode_keys[CM__MAX];	/* "table" */
 
@@ -138,6 +146,10 @@ struct churn_result {
 	__u64 broken_twice;	/* the slot changed twice while it lived */
 	__u64 broken_expired;	/* changed once, the previous kept too short */
 	__u64 broken_gone;	/* its backend was removed */
+	/* chain with memory (CM_CHAIN_MEMORY) */
+	__u64 chain_forwarded;	/* packets passed on at least once */
+	__u64 chain_multi_hop;	/* of those, passed on more than once */
+	__u64 chain_by_memory;	/* of those, taken through a backend's memory */
 	/* the run */
 	__u64 slot_changes;	/* slots that changed backend, over all changes */
 	__u64 ecmp_moved;	/* connections that changed balancer */
