@@ -37,7 +37,8 @@ output=${output:-$BUILD/BENCHMARKS.md}
 
 # Each benchmark may take this long: throughput.sh, the longest, runs 14
 # configurations five times (and a round to warm up), each with an
-# interval of bpf_stats after it: about ten minutes here.
+# interval of bpf_stats after it, then the stage ladders (about two
+# minutes more): about twelve minutes here.
 LIMIT=${BENCH_LIMIT:-900}
 
 benches=()

@@ -65,8 +65,9 @@ static int reuse_pinned(struct bpf_object *obj, const char *dir, __u32 *ct_slots
 int main(int argc, char **argv)
 {
 	struct bpf_prog_info info = { 0 };
-	__u32 len = sizeof(info), stage, slots;
+	__u32 len = sizeof(info), slots;
 	struct xlb_stage_end *skel;
+	unsigned long stage;
 	int fd, err;
 	char *end;
 
@@ -75,15 +76,16 @@ int main(int argc, char **argv)
 			XLB_STAGE__COUNT - 1);
 		return 2;
 	}
+	errno = 0;
 	stage = strtoul(argv[2], &end, 10);
-	if (*end || end == argv[2] || stage >= XLB_STAGE__COUNT) {
+	if (errno || *end || end == argv[2] || stage >= XLB_STAGE__COUNT) {
 		fprintf(stderr, "stage_load: no stage %s (0-%d)\n", argv[2],
 			XLB_STAGE__COUNT - 1);
 		return 2;
 	}
 	skel = xlb_stage_end__open();
 	if (!skel) {
-		err = -errno;
+		err = errno ? -errno : -EINVAL;
 		goto out;
 	}
 	skel->rodata->stage_end = stage;
@@ -94,15 +96,22 @@ int main(int argc, char **argv)
 	err = xlb_stage_end__load(skel);
 	if (err)
 		goto out;
+	/* The program keeps the datapath's name, xlb_xdp, which xlb's own
+	 * commands take for an instance's program: it is only pinned here,
+	 * and put on a device by the benchmark while no xlb command runs. */
 	fd = bpf_program__fd(skel->progs.xlb_xdp);
 	err = bpf_obj_pin(fd, argv[3]) ? -errno : 0;
-	if (!err)
-		err = bpf_obj_get_info_by_fd(fd, &info, &len);
-	if (!err)
-		printf("%u\n", info.id);
+	if (err)
+		goto out;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	if (err) {
+		unlink(argv[3]);
+		goto out;
+	}
+	printf("%u\n", info.id);
 out:
 	if (err)
-		fprintf(stderr, "stage_load: cannot load stage %u on the maps of %s at %s: %s\n",
+		fprintf(stderr, "stage_load: cannot load stage %lu on the maps of %s at %s: %s\n",
 			stage, argv[1], argv[3], strerror(-err));
 	xlb_stage_end__destroy(skel);
 	return err ? 1 : 0;

@@ -198,6 +198,7 @@ static void memory_goes_past_the_hop_limit(void)
 		    "talking, with memory: kept through four changes");
 	ASSERT_EQ(r.chain_forwarded, 4, "each of its packets after a change passed on");
 	ASSERT_EQ(r.chain_by_memory, 3, "from the second change on, by memory");
+	ASSERT_EQ(r.chain_multi_hop, 3, "each of those two hops");
 	churn_sim_free(s);
 }
 
@@ -225,6 +226,32 @@ static void memory_outlives_the_history(void)
 	ASSERT_EQ(r.chain_by_memory, 1, "through B's memory");
 	ASSERT_TRUE(churn_sim_broken(s, 1, CM_CHAIN_MEMORY),
 		    "silent through the history: not remembered");
+	churn_sim_free(s);
+}
+
+/* A removed backend on the chain is left out: the packet goes from C
+ * straight to A, one hop. */
+static void removed_backend_is_no_hop(void)
+{
+	const struct churn_conn c[] = { { .slot = 0 } };
+	bool b_gone[N_INC6];
+	struct churn_sim *s = sim6(c, 1, 300 * S);
+	struct churn_result r;
+
+	if (!s)
+		return;
+	memcpy(b_gone, six_alive, sizeof(b_gone));
+	b_gone[B] = false;
+	churn_sim_packet(s, 1 * S, 0);		/* owner A */
+	hand_on(s, 2 * S, B, six_alive);
+	hand_on(s, 3 * S, C, b_gone);
+	churn_sim_packet(s, 4 * S, 0);		/* C, past B, to A */
+	r = result(s);
+	ASSERT_EQ(r.broken[CM_CHAIN], 0, "the chain reaches A past B");
+	ASSERT_EQ(r.broken[CM_CHAIN_MEMORY], 0, "so does memory");
+	ASSERT_EQ(r.broken[CM_STATELESS], 1, "one previous owner (B): broken");
+	ASSERT_EQ(r.chain_forwarded, 1, "passed on");
+	ASSERT_EQ(r.chain_multi_hop, 0, "once");
 	churn_sim_free(s);
 }
 
@@ -766,6 +793,7 @@ TEST_MAIN(
 	TEST(chain_keeps_a_slot_changed_twice),
 	TEST(memory_goes_past_the_hop_limit),
 	TEST(memory_outlives_the_history),
+	TEST(removed_backend_is_no_hop),
 	TEST(memory_ends_with_its_backend),
 	TEST(removed_breaks_everywhere_drained_survives),
 	TEST(first_packet_after_a_change_takes_the_new_owner),

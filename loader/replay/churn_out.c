@@ -149,7 +149,7 @@ static json_object *j_result(const struct replay_report *r, int k)
 	json_object_object_add(st, "passed_on", j_u64(x->chain_forwarded));
 	json_object_object_add(st, "multi_hop", j_u64(x->chain_multi_hop));
 	json_object_object_add(st, "by_memory", j_u64(x->chain_by_memory));
-	json_object_object_add(o, "chain_memory", st);
+	json_object_object_add(o, "chain_memory_counts", st);
 	json_object_object_add(o, "slot_changes", j_u64(x->slot_changes));
 	return o;
 }
@@ -221,13 +221,15 @@ static void csv_stateless(const struct replay_report *r, FILE *f)
 	fprintf(f, "algorithm,packets,forwarded,forwarded_fraction,"
 		"window_packets,window_forwarded,window_fraction,"
 		"broken_changed_twice,broken_kept_too_short,"
-		"broken_backend_removed,slot_changes\n");
+		"broken_backend_removed,slot_changes,chain_memory_passed_on,"
+		"chain_memory_multi_hop,chain_memory_by_memory\n");
 	for (k = 0; k < LB__MAX; k++) {
 		const struct churn_result *x = &r->churn->result[k];
 
 		if (!r->algo[k].done)
 			continue;
-		fprintf(f, "%s,%llu,%llu,%.6f,%llu,%llu,%.6f,%llu,%llu,%llu,%llu\n",
+		fprintf(f, "%s,%llu,%llu,%.6f,%llu,%llu,%.6f,%llu,%llu,%llu,%llu,"
+			"%llu,%llu,%llu\n",
 			replay_algo_label(r, k, label, sizeof(label)),
 			(unsigned long long)x->packets,
 			(unsigned long long)x->forwarded,
@@ -238,7 +240,10 @@ static void csv_stateless(const struct replay_report *r, FILE *f)
 			(unsigned long long)x->broken_twice,
 			(unsigned long long)x->broken_expired,
 			(unsigned long long)x->broken_gone,
-			(unsigned long long)x->slot_changes);
+			(unsigned long long)x->slot_changes,
+			(unsigned long long)x->chain_forwarded,
+			(unsigned long long)x->chain_multi_hop,
+			(unsigned long long)x->chain_by_memory);
 	}
 }
 

@@ -12,13 +12,14 @@
  * any datapath has them. A slot keeps its last CHURN_CHAIN owners, each
  * for the history from when it lost the slot; a packet that its slot's
  * backend does not own is passed along that chain, newest first, up to
- * CHURN_CHAIN hops, to the first that owns it (CM_CHAIN). With memory
+ * CHURN_CHAIN hops, to the first that owns it (CM_CHAIN); removed
+ * backends, which the balancer knows, are left out. With memory
  * (CM_CHAIN_MEMORY), a backend that passed a connection's packet on and
  * saw it taken remembers the connection's owner, so it passes the next
  * ones straight there, after the chain has forgotten the owner, and
- * through later changes when it is itself on the chain. A backend's memory
- * ends with it (removed); a connection is remembered by at most
- * CHURN_MEMORY backends.
+ * through later changes when it is itself on the chain: one hop more, so
+ * up to CHURN_CHAIN + 1. A backend's memory ends with it (removed); a
+ * connection is remembered by at most CHURN_MEMORY backends at a time.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -54,10 +55,12 @@ struct conn_state {
 	__u32 owner;		/* NO_BACKEND until its first packet */
 	__u32 changes0;		/* its slot's changes at its first packet */
 	__u32 lb;		/* the balancer of its last packet */
-	__u8 broken;		/* a bit per mode (CM__MAX <= 8) */
+	__u8 broken;		/* a bit per mode */
 	bool moved;		/* ECMP moved it to another balancer */
 	__u32 memory[CHURN_MEMORY];	/* backends that remember its owner */
 };
+
+_Static_assert(CM__MAX <= 8, "conn_state.broken holds a bit per mode");
 
 struct churn_sim {
 	__u32 m, n_inc;
@@ -285,20 +288,21 @@ static bool remembers(const struct churn_sim *s, const struct conn_state *c,
 	return false;
 }
 
-/* b passed c's packet on and saw it taken: it remembers, if the bound
- * leaves room. */
-static void remember(struct conn_state *c, __u32 b)
+/* b passed c's packet on and saw it taken: it remembers, in a free place
+ * or one of a removed backend, if the bound leaves one. */
+static void remember(const struct churn_sim *s, struct conn_state *c, __u32 b)
 {
-	int j;
+	int j, at = -1;
 
 	for (j = 0; j < CHURN_MEMORY; j++) {
 		if (c->memory[j] == b)
 			return;
-		if (c->memory[j] == NO_BACKEND) {
-			c->memory[j] = b;
-			return;
-		}
+		if (at < 0 && (c->memory[j] == NO_BACKEND ||
+			       !s->alive[c->memory[j]]))
+			at = j;
 	}
+	if (at >= 0)
+		c->memory[at] = b;
 }
 
 /* The chain modes: the slot's backend keeps what it owns (or, with memory,
@@ -311,7 +315,7 @@ static void chain(struct churn_sim *s, size_t i, __u64 t, bool gone,
 	enum churn_mode mode = memory ? CM_CHAIN_MEMORY : CM_CHAIN;
 	struct conn_state *c = &s->cs[i];
 	__u32 k = s->conns[i].slot, at = s->cur[k], b;
-	int j;
+	int j, hops = 0;	/* backends of the chain passed, at excepted */
 
 	if (at == c->owner)
 		return;
@@ -328,17 +332,19 @@ static void chain(struct churn_sim *s, size_t i, __u64 t, bool gone,
 		/* A removed backend is skipped: the balancer knows it. */
 		if (!s->alive[b])
 			continue;
-		if (b != c->owner && !(memory && remembers(s, c, b)))
+		if (b != c->owner && !(memory && remembers(s, c, b))) {
+			hops++;
 			continue;
+		}
 		if (memory) {
 			s->res.chain_forwarded++;
-			s->res.chain_multi_hop += j > 0 || b != c->owner;
+			s->res.chain_multi_hop += hops > 0 || b != c->owner;
 			s->res.chain_by_memory += b != c->owner;
 			/* Each that passed it on saw it taken. */
-			remember(c, at);
+			remember(s, c, at);
 			while (j--)
 				if (s->alive[s->chain[k][j]])
-					remember(c, s->chain[k][j]);
+					remember(s, c, s->chain[k][j]);
 		}
 		return;
 	}

@@ -126,9 +126,10 @@ enum churn_mode {
 	CM__MAX,
 };
 
-/* The chain modes: the previous owners a slot keeps (the hop limit), and
- * the backends a connection can be remembered by (the model's bound; a
- * backend's own memory is unbounded here). */
+/* The chain modes: the previous owners a slot keeps (the hop limit; one
+ * hop more through a backend's memory), and the backends a connection can
+ * be remembered by at a time (the model's bound; a backend's own memory is
+ * unbounded here). */
 #define CHURN_CHAIN		3
 #define CHURN_MEMORY		4
 extern const char *const churn_mode_names[CM__MAX];	/* "table alone" */
@@ -148,7 +149,8 @@ struct churn_result {
 	__u64 broken_gone;	/* its backend was removed */
 	/* chain with memory (CM_CHAIN_MEMORY) */
 	__u64 chain_forwarded;	/* packets passed on at least once */
-	__u64 chain_multi_hop;	/* of those, passed on more than once */
+	__u64 chain_multi_hop;	/* of those, passed on more than once (removed
+				 * backends left out of the chain) */
 	__u64 chain_by_memory;	/* of those, taken through a backend's memory */
 	/* the run */
 	__u64 slot_changes;	/* slots that changed backend, over all changes */
