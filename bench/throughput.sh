@@ -689,7 +689,7 @@ run_flood() {
 		r = y[7] > x[7] ? 1.25 * (y[8] - x[8]) * 1e6 / (y[7] - x[7]) : 0
 		printf "%d", (r > 1000 ? r : 1000) }')
 	# --quick checks the path, not the figures: there a slow reading of
-	# the counters (in a VM, xlb stats may take most of a second) must not
+	# the counters (xlb stats, ethtool -S, slow on a loaded machine) must not
 	# let a fast flood spend its block of sources before the interval
 	# ends. At this rate a /26 block lasts 13 s, a /27 half as long.
 	((quick && frate > 300000)) && frate=300000
