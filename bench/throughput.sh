@@ -456,6 +456,25 @@ cmd_loop() {
 	done
 }
 
+# gen_start CONFIG RATE: CONFIG's generator, at RATE packets a second (0:
+# as fast as it goes), until stopped, its pid in GEN_PID; returns once its
+# frames reach CONFIG's sink (loading its program may take a while).
+# (nsenter execs xlb-gen: $! is the generator itself.)
+gen_start() {
+	local gdev mac sns sdev rest c0 i
+	read -r gdev mac sns sdev rest <<< "$(config_args "$1")"
+	c0=$(received "$sns" "$sdev")
+	# shellcheck disable=SC2086
+	nsenter --net="/run/netns/$NS_GEN" "$GEN" --dev "$gdev" --dst-mac "$mac" --duration 600 --cpu "$GEN_CPU" \
+		$( (($2)) && echo "--rate $2") -j $rest > "$TMP/gen.out" 2> "$TMP/gen.err" &
+	GEN_PID=$!
+	for ((i = 0; i < 300; i++)); do
+		[[ $(received "$sns" "$sdev") == "$c0" ]] || break
+		kill -0 "$GEN_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+}
+
 # run CONFIG [RATE]: one measurement, offered at RATE frames per second
 # (default --rate, else as fast as xlb-gen goes); appends "pps offered hits
 # misses commands/s bypassed busy-fraction" to $TMP/CONFIG, or with a RATE
@@ -469,19 +488,8 @@ run() {
 		swap_pid=$!
 	fi
 	is_base "$cfg" || ct0=$(ct_stats)
-	c0=$(received "$sns" "$sdev")
-	# The generator runs until stopped: the measurement starts once frames
-	# arrive (loading its program may take a while), after a warm-up.
-	# (nsenter execs xlb-gen: $! is the generator itself.)
-	# shellcheck disable=SC2086
-	nsenter --net="/run/netns/$NS_GEN" "$GEN" --dev "$gdev" --dst-mac "$mac" --duration 600 --cpu "$GEN_CPU" \
-		$( ((rate)) && echo "--rate $rate") -j $rest > "$TMP/gen.out" 2> "$TMP/gen.err" &
-	gen_pid=$!
-	for ((i = 0; i < 300; i++)); do
-		[[ $(received "$sns" "$sdev") == "$c0" ]] || break
-		kill -0 "$gen_pid" 2>/dev/null || break
-		sleep 0.05
-	done
+	gen_start "$cfg" "$rate"
+	gen_pid=$GEN_PID
 	sleep "$warm"
 	f0=$(floor_forwarded "$cfg")
 	c0=$(received "$sns" "$sdev") t0=$(date +%s%N) cpu0=$(cpu_time "$LB_CPU")
@@ -894,24 +902,15 @@ declare -A STAGES=([v4_hit]="parse conntrack nexthop encap" [v4_stateless]="pars
 # each stage's program, over all its turns, to $TMP/stage.CONFIG. What
 # ends early goes back out of b0x unencapsulated, to g0x's sink.
 stage_ladder() {
-	local cfg=$1 gdev mac rest gen_pid c0 i st turns dir
+	local cfg=$1 gen_pid i st turns dir
 	local -A ids=()
-	read -r gdev mac _ _ rest <<< "$(config_args "$cfg")"
 	tl_pin_dir dir "stages-$cfg" || die "$cfg: no pin directory for the stages"
 	for st in ${STAGES[$cfg]}; do
 		ids[$st]=$(nsenter --net="/run/netns/$NS_LB" "$BUILD/bench/stage_load" "$PIN" \
 			"${STAGE_NUM[$st]}" "$dir/$st" 2> "$TMP/stage.err") || die "$cfg: $(cat "$TMP/stage.err")"
 	done
-	c0=$(received "$NS_GEN" "$gdev")
-	# shellcheck disable=SC2086
-	nsenter --net="/run/netns/$NS_GEN" "$GEN" --dev "$gdev" --dst-mac "$mac" --duration 600 --cpu "$GEN_CPU" \
-		-j $rest > "$TMP/gen.out" 2> "$TMP/gen.err" &
-	gen_pid=$!
-	for ((i = 0; i < 300; i++)); do
-		[[ $(received "$NS_GEN" "$gdev") == "$c0" ]] || break
-		kill -0 "$gen_pid" 2>/dev/null || break
-		sleep 0.05
-	done
+	gen_start "$cfg" 0
+	gen_pid=$GEN_PID
 	sleep "$warm"
 	turns=$(awk -v r="$rounds" -v s="$seconds" 'BEGIN { n = int(r * s * 10 + 0.5); print (n < 2 ? 2 : n) }')
 	sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null
