@@ -47,7 +47,7 @@ XLB_INLINE int xlb_stateless(const struct xlb_vip *vip, const struct xlb_pkt *pk
 
 	if (!(cfg->flags & XLB_CFG_F_INITIALIZED))
 		return -XLB_STAT_DROP_NO_CONFIG;
-	*hash = xlb_flow_hash(&pkt->flow, cfg->hash_key);
+	*hash = xlb_vip_flow_hash(&pkt->flow, vip->flags, cfg->hash_key);
 	XLB_STAGE_END(XLB_STAGE_HASH);
 	err = xlb_table_pick_prev(vip, *hash, backend_id, prev, named);
 	if (err)
@@ -136,7 +136,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id,
 			return -XLB_STAT_DROP_NO_CONFIG;
 		xlb_ct_missed(ctx);
 		XLB_STAGE_END(XLB_STAGE_VIP);
-		hash = xlb_flow_hash(&pkt.flow, cfg->hash_key);
+		hash = xlb_vip_flow_hash(&pkt.flow, vip->flags, cfg->hash_key);
 		XLB_STAGE_END(XLB_STAGE_HASH);
 		err = xlb_table_pick(vip, hash, backend_id);
 		if (err)

@@ -106,4 +106,54 @@ XLB_INLINE __u64 xlb_flow_hash(const struct xlb_flow *f, const __u64 key[2])
 	return xlb_sip_final(&s, 16, 1, 3);
 }
 
+/* The first bits (0..32) of a 32-bit word as it lies in memory. */
+XLB_INLINE __u32 xlb_prefix_mask32(__s64 bits)
+{
+	__u32 m;
+
+	/* Clamped to 0..32 without a branch: the datapath's verifier would
+	 * walk the rest of the program once for each side of one. */
+	bits &= ~(bits >> 63);
+	bits = 32 - bits;
+	bits &= ~(bits >> 63);
+	m = (__u32)(0xffffffffULL << bits);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	m = __builtin_bswap32(m);
+#endif
+	return m;
+}
+
+/*
+ * The flow a client-affinity VIP hashes (XLB_VIP_F_HASH_SRC): the
+ * client's address cut to its first prefix bits, no ports.
+ */
+XLB_INLINE void xlb_affinity_flow(struct xlb_flow *f, __u32 prefix)
+{
+	int i;
+
+	f->sport = 0;
+	f->dport = 0;
+	for (i = 0; i < 4; i++)
+		f->src[i] &= xlb_prefix_mask32((__s64)prefix - 32 * i);
+}
+
+/*
+ * xlb_vip_flow_hash - the hash a VIP with these flags takes of a flow:
+ * the whole flow's (the default: a client's connections spread), or the
+ * affinity flow's. One hash either way, so the program holds one copy of
+ * SipHash; the default pays one test for the choice.
+ */
+XLB_INLINE __u64 xlb_vip_flow_hash(const struct xlb_flow *f, __u32 vip_flags,
+				   const __u64 key[2])
+{
+	struct xlb_flow a;
+
+	if (__builtin_expect(vip_flags & XLB_VIP_F_HASH_SRC, 0)) {
+		a = *f;
+		xlb_affinity_flow(&a, XLB_VIP_AFFINITY(vip_flags));
+		f = &a;
+	}
+	return xlb_flow_hash(f, key);
+}
+
 #endif /* XLB_FLOW_HASH_H */

@@ -191,9 +191,10 @@ struct xlb_vip_slot {
 };
 XLB_STATIC_ASSERT(sizeof(struct xlb_vip_slot) == 40, "xlb_vip_slot layout");
 
-/* VIP flags. DIRTY is the loader's; the datapath reads STATELESS, and
- * GUE in the VIP's backend records (XLB_BE_F_GUE), since a flow the
- * connection table knows finds its backend without the VIP. */
+/* VIP flags. DIRTY is the loader's; the datapath reads STATELESS and
+ * the hash's fields, and GUE in the VIP's backend records
+ * (XLB_BE_F_GUE), since a flow the connection table knows finds its
+ * backend without the VIP. */
 #define XLB_VIP_F_DIRTY		(1U << 0)	/* the loader is changing the VIP's
 						 * backends: its table may lag the
 						 * records until the next xlb
@@ -205,8 +206,24 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_vip_slot) == 40, "xlb_vip_slot layout");
 						 * the slot's previous owner named
 						 * in GUE (needs XLB_VIP_F_GUE); the
 						 * table holds the history */
+#define XLB_VIP_F_HASH_SRC	(1U << 3)	/* client affinity: the flow hash
+						 * takes the client's address (its
+						 * first XLB_VIP_AFFINITY() bits),
+						 * the VIP's address and the
+						 * protocol, and no port, so every
+						 * connection of a client (or of
+						 * its prefix) gets one backend */
+/* Bits 8..15: the affinity prefix length, 1..32 or 1..128 by the VIP's
+ * family, with XLB_VIP_F_HASH_SRC (0 without). */
+#define XLB_VIP_AFFINITY_SHIFT	8
+#define XLB_VIP_AFFINITY_MASK	(0xffU << XLB_VIP_AFFINITY_SHIFT)
+#define XLB_VIP_AFFINITY(flags)	(((flags) & XLB_VIP_AFFINITY_MASK) >> \
+				 XLB_VIP_AFFINITY_SHIFT)
+/* The fields a VIP's flow hash takes. */
+#define XLB_VIP_F_HASH		(XLB_VIP_F_HASH_SRC | XLB_VIP_AFFINITY_MASK)
 /* The VIP flags a command or a file sets: its way of forwarding. */
-#define XLB_VIP_F_MODE		(XLB_VIP_F_GUE | XLB_VIP_F_STATELESS)
+#define XLB_VIP_F_MODE		(XLB_VIP_F_GUE | XLB_VIP_F_STATELESS | \
+				 XLB_VIP_F_HASH)
 
 /* Backend flags. */
 #define XLB_BE_F_IN_USE		(1U << 0)	/* slot allocated; flows may be sent here */

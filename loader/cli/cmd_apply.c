@@ -349,7 +349,8 @@ static int check_vip(struct desired *d, struct json_object *o,
 {
 	struct json_object *backends = NULL;
 	struct json_object *history = NULL;
-	bool have_vip = false, encap = false;
+	bool have_vip = false, encap = false, prefix_given = false;
+	__u32 prefix = 0;
 	char at[256];
 	const char *text = NULL, *why = NULL;
 	size_t i;
@@ -391,6 +392,19 @@ static int check_vip(struct desired *d, struct json_object *o,
 				return err;
 			if (xlb_mode_parse(text, &fv->mode, &why))
 				return bad(d, at, "bad mode '%s': %s", text, why);
+		} else if (!strcmp(key, "hash")) {
+			err = get_string(d, val, at, &text);
+			if (err)
+				return err;
+			if (xlb_hash_parse(text, &fv->mode, &why))
+				return bad(d, at, "bad hash '%s': %s", text, why);
+		} else if (!strcmp(key, "affinity_prefix")) {
+			if (!json_object_is_type(val, json_type_int) ||
+			    json_object_get_int64(val) < 1 ||
+			    json_object_get_int64(val) > 128)
+				return bad(d, at, "affinity prefix must be an integer 1..128");
+			prefix = json_object_get_int64(val);
+			prefix_given = true;
 		} else if (!strcmp(key, "history")) {
 			history = val;
 		} else if (!strcmp(key, "backends")) {
@@ -409,7 +423,13 @@ static int check_vip(struct desired *d, struct json_object *o,
 		return bad(d, fv->where, "missing \"vip\"");
 	if (fv->mode & XLB_VIP_F_STATELESS && !encap)
 		fv->mode |= XLB_VIP_F_GUE;
-	if (xlb_vip_mode_check(fv->mode, &why))
+	if (prefix_given) {
+		if (!(fv->mode & XLB_VIP_F_HASH_SRC))
+			return bad(d, fv->where, "\"affinity_prefix\" needs \"hash\": \"src-ip\"");
+		fv->mode |= prefix << XLB_VIP_AFFINITY_SHIFT;
+	}
+	fv->mode = xlb_vip_mode_complete(fv->mode, fv->key.family);
+	if (xlb_vip_mode_check(fv->mode, fv->key.family, &why))
 		return bad(d, fv->where, "%s", why);
 	fv->n = backends ? json_object_array_length(backends) : 0;
 	if (fv->n > XLB_BACKEND_IDS)

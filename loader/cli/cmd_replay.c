@@ -17,6 +17,7 @@
 #include "opts.h"
 #include "replay_bpf.h"
 #include "replay_report.h"
+#include "vip_mode.h"
 
 /* The default flow hash seed: fixed, so replays are reproducible. */
 static const __u64 default_key[2] = {
@@ -32,7 +33,8 @@ static int replay_help(void)
 "                  [--backends N | BACKEND[:WEIGHT]...]\n"
 "                  [--remove K | --add K[:WEIGHT] | --reweight ADDR=W...]\n"
 "                  [--via model|bpf [--mtu MTU]] [--seed HEX] [--csv DIR]\n"
-"                  [--plot DIR] PCAP...\n"
+"                  [--hash FIELDS [--affinity-prefix P4[,P6]]] [--plot DIR]\n"
+"                  PCAP...\n"
 "       xlb replay --churn EVENTS|@FILE [--balancers L] [--ecmp MODEL]\n"
 "                  [--history KEEP] [--algo LIST] [--table-size M] [--vnodes V]\n"
 "                  [--backends N | BACKEND[:WEIGHT]...] [--seed HEX] [--csv DIR]\n"
@@ -54,6 +56,10 @@ static int replay_help(void)
 "            and those too big once encapsulated (%u bytes, IP6IP6) must be\n"
 "            answered with ICMP too big, which the report counts\n"
 "  --seed    the flow hash key, 32 hex digits (default fixed)\n"
+"  --hash    what the VIPs' flow hash takes: 5-tuple (the default) or src-ip\n"
+"            (client affinity: a client's connections on one backend), as\n"
+"            `xlb vip add --hash`; --affinity-prefix the prefix of a client,\n"
+"            IPv4 and IPv6 (default 32,128)\n"
 "  --churn   changes over time, TIME:ACTION, comma-separated (or one a line\n"
 "            in FILE), TIME from each capture's start (90s, 1500ms); ACTION:\n"
 "            add K[:W], remove K, remove ADDR, reweight ADDR=W, lb-join [K],\n"
@@ -86,6 +92,8 @@ struct replay_args {
 	const char *churn;
 	__u32 balancers;
 	const char *ecmp, *history;
+	__u32 hash;		/* --hash: XLB_VIP_F_HASH flags */
+	__u32 prefix[2];	/* --affinity-prefix: IPv4, IPv6; 0: not given */
 };
 
 /* An argument is a backend when it is an address, alone or with :WEIGHT. */
@@ -275,6 +283,40 @@ static int parse_add(const char *opt, const char *val, void *dest)
 	return err;
 }
 
+static int parse_hash(const char *opt, const char *val, void *dest)
+{
+	const char *why;
+
+	*(__u32 *)dest = 0;
+	if (xlb_hash_parse(val, dest, &why)) {
+		p_err("bad %s '%s': %s", opt, val, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* P4 or P4,P6: the client prefixes of affinity, 1..32 and 1..128. */
+static int parse_prefixes(const char *opt, const char *val, void *dest)
+{
+	__u32 *prefix = dest;
+	const char *comma = strchr(val, ','), *why = NULL;
+	char p4[8];
+
+	if ((comma ? (size_t)(comma - val) : strlen(val)) >= sizeof(p4)) {
+		p_err("bad %s '%s': expected P4 or P4,P6", opt, val);
+		return -EINVAL;
+	}
+	snprintf(p4, sizeof(p4), "%.*s", comma ? (int)(comma - val) :
+		 (int)strlen(val), val);
+	if (xlb_affinity_parse(p4, &prefix[0], &why) ||
+	    (comma && xlb_affinity_parse(comma + 1, &prefix[1], &why)) ||
+	    (prefix[0] > 32 && (why = "the IPv4 prefix is 1..32"))) {
+		p_err("bad %s '%s': %s", opt, val, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Options anywhere; the other arguments are backends (an address, with
  * an optional :WEIGHT) or captures. Returns 0, 1 after the help, or -errno
  * after p_err(). */
@@ -299,6 +341,8 @@ static int parse_args(int argc, char **argv, struct replay_args *a,
 		XLB_OPT_FN("--balancers", parse_balancers, &a->balancers),
 		XLB_OPT_FN("--ecmp", xlb_opt_str, &a->ecmp),
 		XLB_OPT_FN("--history", xlb_opt_str, &a->history),
+		XLB_OPT_FN("--hash", parse_hash, &a->hash),
+		XLB_OPT_FN("--affinity-prefix", parse_prefixes, a->prefix),
 		{ NULL },
 	};
 	int i, err, k;
@@ -331,6 +375,15 @@ static int parse_args(int argc, char **argv, struct replay_args *a,
 		p_err("--backends N and a list of backends exclude each other");
 		return -EINVAL;
 	}
+	if (a->prefix[0] && !(a->hash & XLB_VIP_F_HASH_SRC)) {
+		p_err("--affinity-prefix needs --hash src-ip");
+		return -EINVAL;
+	}
+	/* The VIPs' flags, as `xlb vip add` would make them. */
+	for (i = 0; i < 2; i++)
+		r->hash_flags[i] = xlb_vip_mode_complete(a->hash |
+				a->prefix[i] << XLB_VIP_AFFINITY_SHIFT,
+				i ? XLB_AF_INET6 : XLB_AF_INET);
 	return 0;
 }
 
@@ -578,7 +631,10 @@ static int read_traces(struct replay_report *r, trace_packet_fn fn, void *ctx,
 		      r->n_pcaps > 1 ? " and the other captures" : "");
 		return -ENODATA;
 	}
-	return replay_flows_build(&r->trace, r->key, &r->rf);
+	err = replay_flows_build(&r->trace, r->key, &r->rf);
+	if (!err && (r->hash_flags[0] | r->hash_flags[1]))
+		err = replay_flows_hash(&r->rf, r->key, r->hash_flags);
+	return err;
 }
 
 static int assign(struct replay_report *r, enum lb_algo_kind k, int phase,

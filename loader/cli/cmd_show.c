@@ -259,6 +259,11 @@ static struct json_object *vip_json(struct xlb_nexthops *nx,
 		xlb_encap_str(v->vip.flags)));
 	json_object_object_add(o, "mode", json_object_new_string(
 		xlb_mode_str(v->vip.flags)));
+	json_object_object_add(o, "hash", json_object_new_string(
+		xlb_hash_str(v->vip.flags)));
+	if (v->vip.flags & XLB_VIP_F_HASH_SRC)
+		json_object_object_add(o, "affinity_prefix", json_object_new_int64(
+			XLB_VIP_AFFINITY(v->vip.flags)));
 	if (v->vip.flags & XLB_VIP_F_STATELESS)
 		json_object_object_add(o, "history", xlb_history_json(&t->hist));
 	hc = xlb_hc_json(&h->vip);
@@ -344,11 +349,14 @@ static void vip_print(FILE *f, struct xlb_nexthops *nx,
 		fprintf(f, " no-table");
 	if (t->unassigned && n)
 		fprintf(f, " slots-without-backend %u", t->unassigned);
-	/* The defaults, ipip and tracked, go without saying. */
+	/* The defaults, ipip, tracked and 5-tuple, go without saying. */
 	if (v->vip.flags & XLB_VIP_F_GUE)
 		fprintf(f, " encap %s", xlb_encap_str(v->vip.flags));
 	if (v->vip.flags & XLB_VIP_F_STATELESS)
 		fprintf(f, " mode %s", xlb_mode_str(v->vip.flags));
+	if (v->vip.flags & XLB_VIP_F_HASH_SRC)
+		fprintf(f, " hash %s affinity-prefix %u",
+			xlb_hash_str(v->vip.flags), XLB_VIP_AFFINITY(v->vip.flags));
 	xlb_hc_print(f, &h->vip);
 	if (h->fail_open)
 		fprintf(f, " fail-open (every backend is down: none left out)");

@@ -13,8 +13,11 @@
 #include "vip_local.h"
 #include "vip_mode.h"
 
-#define VIP_ADD_USAGE "xlb vip add VIP [--table-size M] [--encap ENCAP] [--mode MODE] " XLB_HC_OPTS_USAGE
-#define VIP_SET_USAGE "xlb vip set VIP [--encap ENCAP] [--mode MODE] HEALTH..."
+#define VIP_HASH_USAGE "[--hash FIELDS] [--affinity-prefix LEN]"
+#define VIP_ADD_USAGE "xlb vip add VIP [--table-size M] [--encap ENCAP] [--mode MODE] " \
+	VIP_HASH_USAGE " " XLB_HC_OPTS_USAGE
+#define VIP_SET_USAGE "xlb vip set VIP [--encap ENCAP] [--mode MODE] " \
+	VIP_HASH_USAGE " HEALTH..."
 #define VIP_DEL_USAGE "xlb vip del VIP"
 
 static int vip_help(void)
@@ -34,6 +37,13 @@ static int vip_help(void)
 	       "       backend) or stateless (no per-flow state: each packet goes to\n"
 	       "       its slot's backend, with the slot's previous backend named for\n"
 	       "       the backend's decap.bpf.o to pass it on; implies --encap gue)\n"
+	       "FIELDS := what the flow hash takes: 5-tuple (the default: each\n"
+	       "       connection on its own) or src-ip (client affinity: every\n"
+	       "       connection of a client address, whatever its ports, on one\n"
+	       "       backend)\n"
+	       "LEN   := with src-ip, the client prefix that counts as one client\n"
+	       "       (default the whole address): e.g. 24 for IPv4 behind NAT\n"
+	       "       pools, 64 for IPv6 clients with many addresses\n"
 	       "%s"
 	       "A new VIP has no backends: add them with `xlb backend add`.\n"
 	       "`xlb vip set` changes what it is given, the rest stays.\n"
@@ -79,10 +89,13 @@ static int vip_health_check(const struct xlb_instance *inst,
 	return 0;
 }
 
-/* --encap and --mode: the XLB_VIP_F_MODE bits they set and clear. */
+/* --encap and --mode: the XLB_VIP_F_MODE bits they set and clear;
+ * --hash and --affinity-prefix: the hash's fields. */
 struct vip_mode_opt {
 	__u32 set, clear;
-	bool encap, mode;	/* given */
+	__u32 hash;		/* XLB_VIP_F_HASH flags of --hash */
+	__u32 prefix;		/* --affinity-prefix */
+	bool encap, mode, given_hash, given_prefix;	/* given */
 };
 
 static int mode_opt(const char *opt, const char *value, void *dest,
@@ -114,18 +127,61 @@ static int opt_mode(const char *opt, const char *value, void *dest)
 	return mode_opt(opt, value, dest, xlb_mode_parse, XLB_VIP_F_STATELESS);
 }
 
-/* The mode flags of a VIP that had flags, after the options: stateless
- * brings GUE unless --encap says otherwise, which is refused. Returns 0
- * or -EINVAL after p_err(). */
+static int opt_hash(const char *opt, const char *value, void *dest)
+{
+	struct vip_mode_opt *m = dest;
+	const char *why;
+
+	m->hash = 0;
+	if (xlb_hash_parse(value, &m->hash, &why)) {
+		p_err("%s '%s': %s", opt, value, why);
+		return -EINVAL;
+	}
+	m->given_hash = true;
+	return 0;
+}
+
+static int opt_affinity(const char *opt, const char *value, void *dest)
+{
+	struct vip_mode_opt *m = dest;
+	const char *why;
+
+	if (xlb_affinity_parse(value, &m->prefix, &why)) {
+		p_err("%s '%s': %s", opt, value, why);
+		return -EINVAL;
+	}
+	m->given_prefix = true;
+	return 0;
+}
+
+/* The mode flags of a VIP of family that had flags, after the options:
+ * stateless brings GUE unless --encap says otherwise, which is refused;
+ * --hash src-ip the whole address as the client unless
+ * --affinity-prefix or the VIP's own prefix says otherwise, and --hash
+ * 5-tuple drops the prefix.
+ * Returns 0 or -EINVAL after p_err(). */
 static int vip_mode_flags(const struct vip_mode_opt *o, const char *name,
-			  __u32 flags, __u32 *out)
+			  int family, __u32 flags, __u32 *out)
 {
 	const char *why;
 
 	flags = (flags & XLB_VIP_F_MODE & ~o->clear) | o->set;
 	if (o->set & XLB_VIP_F_STATELESS && !o->encap)
 		flags |= XLB_VIP_F_GUE;
-	if (xlb_vip_mode_check(flags, &why)) {
+	/* src-ip again keeps the prefix it had. */
+	if (o->given_hash && !(o->hash & flags & XLB_VIP_F_HASH_SRC))
+		flags = (flags & ~XLB_VIP_F_HASH) | o->hash;
+	if (o->given_prefix) {
+		if (!(flags & XLB_VIP_F_HASH_SRC)) {
+			p_err("VIP %s: --affinity-prefix needs --hash src-ip",
+			      name);
+			return -EINVAL;
+		}
+		flags = (flags & ~XLB_VIP_AFFINITY_MASK) |
+			o->prefix << XLB_VIP_AFFINITY_SHIFT;
+	}
+	flags = xlb_vip_mode_complete(flags, family);
+	if (xlb_vip_mode_check(flags, family, &why)) {
 		p_err("VIP %s: %s", name, why);
 		return -EINVAL;
 	}
@@ -143,15 +199,17 @@ static int vip_add(int argc, char **argv)
 	struct xlb_state *st;
 	struct vip_mode_opt mode = {};
 	struct xlb_hc_opts h;
-	struct xlb_opt opts[XLB_HC_SETTINGS + 4] = {
+	struct xlb_opt opts[XLB_HC_SETTINGS + 6] = {
 		XLB_OPT_FN("--table-size", xlb_opt_table_size, &m),
 		XLB_OPT_FN("--encap", opt_encap, &mode),
 		XLB_OPT_FN("--mode", opt_mode, &mode),
+		XLB_OPT_FN("--hash", opt_hash, &mode),
+		XLB_OPT_FN("--affinity-prefix", opt_affinity, &mode),
 	};
 	__u32 flags;
 	int err;
 
-	xlb_hc_opts_table(opts + 3, &h);
+	xlb_hc_opts_table(opts + 5, &h);
 	err = xlb_cmd_args(opts, &argc, argv, vip_help, 1, VIP_ADD_USAGE);
 	if (!err)
 		err = xlb_vip_arg(argv[0], &key);
@@ -159,7 +217,7 @@ static int vip_add(int argc, char **argv)
 		return err;
 	xlb_vip_str(&key, name, sizeof(name));
 	err = vip_health_check(NULL, NULL, name, 0, &h.c) ?:
-	      vip_mode_flags(&mode, name, 0, &flags);
+	      vip_mode_flags(&mode, name, key.family, 0, &flags);
 	if (err)
 		return err;
 
@@ -209,20 +267,23 @@ static int vip_set(int argc, char **argv)
 	struct xlb_state *st;
 	struct vip_mode_opt mode = {};
 	struct xlb_hc_opts h;
-	struct xlb_opt opts[XLB_HC_SETTINGS + 3] = {
+	struct xlb_opt opts[XLB_HC_SETTINGS + 5] = {
 		XLB_OPT_FN("--encap", opt_encap, &mode),
 		XLB_OPT_FN("--mode", opt_mode, &mode),
+		XLB_OPT_FN("--hash", opt_hash, &mode),
+		XLB_OPT_FN("--affinity-prefix", opt_affinity, &mode),
 	};
 	__u32 flags;
 	int err;
 
-	xlb_hc_opts_table(opts + 2, &h);
+	xlb_hc_opts_table(opts + 4, &h);
 	err = xlb_cmd_args(opts, &argc, argv, vip_help, 1, VIP_SET_USAGE);
 	if (!err)
 		err = xlb_vip_arg(argv[0], &key);
 	if (err)
 		return err;
-	if (!h.given && !mode.encap && !mode.mode) {
+	if (!h.given && !mode.encap && !mode.mode && !mode.given_hash &&
+	    !mode.given_prefix) {
 		p_err("nothing to set; usage: %s", VIP_SET_USAGE);
 		return -EINVAL;
 	}
@@ -243,11 +304,11 @@ static int vip_set(int argc, char **argv)
 		goto out;
 	xlb_hc_overlay(&c, &h.c, h.given);
 	err = vip_health_check(&inst, st, name, v->vip.id, &c) ?:
-	      vip_mode_flags(&mode, name, v->vip.flags, &flags);
+	      vip_mode_flags(&mode, name, key.family, v->vip.flags, &flags);
 	if (err)
 		goto out;
 	/* Checked whole before the first write. */
-	if (mode.encap || mode.mode)
+	if (mode.encap || mode.mode || mode.given_hash || mode.given_prefix)
 		err = vip_set_mode(&inst, st, v, flags);
 	if (!err && h.given)
 		err = xlb_hc_vip_write(&inst, st, v->vip.id, &c);

@@ -336,7 +336,7 @@ static void table_explain(struct xlb_lookup *lk, const struct xlb_lookup_query *
 	if (bpf_map_lookup_elem(lk->vips_fd, &key, &a->vip))
 		return;
 	a->is_vip = true;
-	a->hash = xlb_flow_hash(&q->flow, cfg->hash_key);
+	a->hash = xlb_vip_flow_hash(&q->flow, a->vip.flags, cfg->hash_key);
 	t = table_of(lk, a->vip.id);
 	if (!t)
 		return;

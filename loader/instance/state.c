@@ -13,6 +13,7 @@
 #include "gue.h"
 #include "lb_algo.h"
 #include "state.h"
+#include "vip_mode.h"
 
 static int vip_key_cmp(const void *a, const void *b)
 {
@@ -72,6 +73,10 @@ static void validate_vips(struct xlb_state *st)
 		else if (v->vip.flags & ~(XLB_VIP_F_DIRTY | XLB_VIP_F_MODE))
 			snprintf(v->corrupt, sizeof(v->corrupt),
 				 "unknown flags 0x%x", v->vip.flags);
+		else if (xlb_vip_mode_check(v->vip.flags & XLB_VIP_F_MODE,
+					    v->key.family, &why))
+			snprintf(v->corrupt, sizeof(v->corrupt),
+				 "flags 0x%x: %s", v->vip.flags, why);
 		for (j = 0; j < i; j++) {
 			w = &st->vips[j];
 			if (w->vip.id != v->vip.id)

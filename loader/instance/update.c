@@ -19,6 +19,7 @@
 #include "report.h"
 #include "table_map.h"
 #include "update.h"
+#include "vip_mode.h"
 
 /* The end of a change of a DIRTY VIP's records: the table they ask for,
  * then the REMOVED ones freed, then the VIP clean again. */
@@ -570,11 +571,12 @@ int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
 		.key = key, .m = m, .mode = mode, .want = want, .n = n,
 		.hist = mode & XLB_VIP_F_STATELESS ? hist : NULL,
 	};
+	const char *why;
 
 	if (!change_of(st))
 		return -EINVAL;
 	if (mode & ~XLB_VIP_F_MODE ||
-	    (mode & XLB_VIP_F_STATELESS && !(mode & XLB_VIP_F_GUE)) ||
+	    xlb_vip_mode_check(mode, key->family, &why) ||
 	    (hist && hist->m != m))
 		return -EINVAL;
 	return xlb_update_step(inst, st, converge, &a);

@@ -44,6 +44,10 @@ struct replay_flows {
 	__u32 *of_trace;	/* trace flow index -> replay flow index */
 	size_t n_trace;
 	size_t ipv4, ipv6, tcp, udp;
+	/* The fields the VIPs' flow hash takes (XLB_VIP_F_HASH flags, 0:
+	 * the 5-tuple), of the IPv4 VIP and of the IPv6 one. */
+	__u32 vip_flags[2];
+	size_t clients;		/* with affinity: the clients (prefixes) */
 };
 
 /*
@@ -53,6 +57,11 @@ struct replay_flows {
 int replay_flows_build(const struct trace *t, const __u64 key[2],
 		       struct replay_flows *out);
 void replay_flows_free(struct replay_flows *rf);
+/* Hash every flow again as VIPs with these hash fields (vip_flags[0] of
+ * the IPv4 VIP, [1] of the IPv6 one) would: client affinity; and count
+ * the clients. Returns 0 or -ENOMEM. */
+int replay_flows_hash(struct replay_flows *rf, const __u64 key[2],
+		      const __u32 vip_flags[2]);
 /* The tuple a trace flow is replayed as (client -> VIP, server port). */
 void replay_vip_tuple(const struct xlb_flow *trace_tuple,
 		      struct xlb_flow *out);

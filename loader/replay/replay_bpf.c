@@ -566,8 +566,11 @@ int replay_assign_bpf(struct replay_bpf *dp, const struct lb_params *params,
 	/* The VIP map holds XLB_MAX_VIPS keys: ports in batches. */
 	for (lo = 0; lo < n_keys && !err; lo = hi) {
 		hi = lo + XLB_MAX_VIPS < n_keys ? lo + XLB_MAX_VIPS : n_keys;
-		for (i = lo; i < hi && !err; i++)
+		for (i = lo; i < hi && !err; i++) {
+			vip.flags = rf->vip_flags[keys[i].family ==
+						  XLB_AF_INET6];
 			err = xlb_obj_vip_write(&dp->maps, &keys[i], &vip);
+		}
 		if (err) {
 			p_err("--via bpf: cannot add the VIP: %s", strerror(-err));
 			break;

@@ -100,6 +100,39 @@ cleanup:
 	return err;
 }
 
+static int client_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct xlb_flow));
+}
+
+int replay_flows_hash(struct replay_flows *rf, const __u64 key[2],
+		      const __u32 vip_flags[2])
+{
+	struct xlb_flow *client = calloc(rf->n ? rf->n : 1, sizeof(*client));
+	struct replay_flow *f;
+	__u32 flags;
+	size_t i;
+
+	if (!client)
+		return -ENOMEM;
+	memcpy(rf->vip_flags, vip_flags, sizeof(rf->vip_flags));
+	for (i = 0; i < rf->n; i++) {
+		f = &rf->flows[i];
+		flags = vip_flags[f->tuple.family == XLB_AF_INET6];
+		f->hash = xlb_vip_flow_hash(&f->tuple, flags, key);
+		/* The client as the hash sees it, for the count. */
+		client[i].family = f->tuple.family;
+		memcpy(client[i].src, f->tuple.src, sizeof(client[i].src));
+		if (flags & XLB_VIP_F_HASH_SRC)
+			xlb_affinity_flow(&client[i], XLB_VIP_AFFINITY(flags));
+	}
+	qsort(client, rf->n, sizeof(*client), client_cmp);
+	for (rf->clients = 0, i = 0; i < rf->n; i++)
+		rf->clients += !i || client_cmp(&client[i], &client[i - 1]);
+	free(client);
+	return 0;
+}
+
 void replay_flows_free(struct replay_flows *rf)
 {
 	free(rf->flows);

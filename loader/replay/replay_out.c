@@ -11,6 +11,7 @@
 #include "addr.h"
 #include "report.h"
 #include "replay_report.h"
+#include "vip_mode.h"
 
 static const char *const phase_names[2] = { "before", "after" };
 
@@ -128,6 +129,11 @@ static void print_header(const struct replay_report *r)
 	       r->params.table_size, r->params.vnodes,
 	       xlb_seed_str(r->key, seed, sizeof(seed)),
 	       r->via_bpf ? "bpf (the XDP program)" : "model");
+	if (r->rf.vip_flags[0] & XLB_VIP_F_HASH_SRC)
+		printf("hash       src-ip (client affinity): %zu clients, each its "
+		       "/%u (IPv4) or /%u (IPv6)\n", r->rf.clients,
+		       XLB_VIP_AFFINITY(r->rf.vip_flags[0]),
+		       XLB_VIP_AFFINITY(r->rf.vip_flags[1]));
 	if (r->change != CHANGE_NONE) {
 		printf("change     %s -> ", r->change_text);
 		print_set(r->set[1], r->n_set[1]);
@@ -410,6 +416,17 @@ int replay_print_json(const struct replay_report *r)
 				       xlb_seed_str(r->key, seed, sizeof(seed))));
 	json_object_object_add(params, "via", json_object_new_string(
 				       r->via_bpf ? "bpf" : "model"));
+	json_object_object_add(params, "hash", json_object_new_string(
+				       xlb_hash_str(r->rf.vip_flags[0])));
+	if (r->rf.vip_flags[0] & XLB_VIP_F_HASH_SRC) {
+		struct json_object *pl = json_object_new_array();
+
+		for (p = 0; p < 2; p++)
+			json_object_array_add(pl, j_u64(XLB_VIP_AFFINITY(
+						r->rf.vip_flags[p])));
+		json_object_object_add(params, "affinity_prefix", pl);
+		json_object_object_add(params, "clients", j_u64(r->rf.clients));
+	}
 	if (r->mtu)
 		json_object_object_add(params, "mtu", j_u64(r->mtu));
 	json_object_object_add(root, "params", params);

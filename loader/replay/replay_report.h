@@ -36,6 +36,8 @@ struct replay_report {
 	__u64 key[2];
 	bool via_bpf;
 	__u32 mtu;				/* --mtu; 0: not given */
+	__u32 hash_flags[2];			/* --hash: the IPv4 and IPv6
+						 * VIPs' XLB_VIP_F_HASH flags */
 	enum replay_change change;
 	char change_text[128];
 	struct lb_backend *set[2];		/* before, after */
