@@ -118,6 +118,44 @@ static void every_field_counts(void)
 	ASSERT_NE(xlb_flow_hash(&f, k), h, "proto");
 }
 
+/* A 5-tuple VIP's hash is the flow hash; an affinity VIP's is the hash
+ * of the client's prefix, the VIP and the protocol, with no port. */
+static void affinity_hashes_the_clients_prefix_alone(void)
+{
+	static const __u64 k[2] = { 7, 9 };
+	const __u32 src32 = XLB_VIP_F_HASH_SRC | 32 << XLB_VIP_AFFINITY_SHIFT;
+	const __u32 src24 = XLB_VIP_F_HASH_SRC | 24 << XLB_VIP_AFFINITY_SHIFT;
+	const __u32 src64 = XLB_VIP_F_HASH_SRC | 64 << XLB_VIP_AFFINITY_SHIFT;
+	const __u32 src60 = XLB_VIP_F_HASH_SRC | 60 << XLB_VIP_AFFINITY_SHIFT;
+	struct xlb_flow a = flow4("198.51.100.7", "192.0.2.10", 1000, 80, 6), b;
+	struct xlb_flow c = flow6("2001:db8:1:2:3::7", "2001:db8::10", 1000, 443, 6), d;
+
+	ASSERT_EQ(xlb_vip_flow_hash(&a, 0, k), xlb_flow_hash(&a, k), "5-tuple");
+	ASSERT_EQ(xlb_vip_flow_hash(&a, XLB_VIP_F_GUE | XLB_VIP_F_STATELESS, k),
+		  xlb_flow_hash(&a, k), "5-tuple, stateless");
+	b = a; b.sport = htons(2000); b.dport = htons(8080);
+	ASSERT_NE(xlb_vip_flow_hash(&b, 0, k), xlb_vip_flow_hash(&a, 0, k), "5-tuple: ports count");
+	ASSERT_EQ(xlb_vip_flow_hash(&b, src32, k), xlb_vip_flow_hash(&a, src32, k), "src-ip: ports do not");
+	b = a; b.src[0] ^= htonl(1);
+	ASSERT_NE(xlb_vip_flow_hash(&b, src32, k), xlb_vip_flow_hash(&a, src32, k), "/32: the last bit counts");
+	b = a; b.src[0] ^= htonl(0xff);
+	ASSERT_EQ(xlb_vip_flow_hash(&b, src24, k), xlb_vip_flow_hash(&a, src24, k), "/24: the last byte does not");
+	b = a; b.src[0] ^= htonl(0x100);
+	ASSERT_NE(xlb_vip_flow_hash(&b, src24, k), xlb_vip_flow_hash(&a, src24, k), "/24: bit 24 counts");
+	b = a; b.dst[0] ^= htonl(1);
+	ASSERT_NE(xlb_vip_flow_hash(&b, src32, k), xlb_vip_flow_hash(&a, src32, k), "src-ip: the VIP counts");
+	b = a; b.proto = 17;
+	ASSERT_NE(xlb_vip_flow_hash(&b, src32, k), xlb_vip_flow_hash(&a, src32, k), "src-ip: the protocol counts");
+
+	d = c; d.src[2] = htonl(0xffffffff); d.src[3] = htonl(0x12345678); d.sport = 1;
+	ASSERT_EQ(xlb_vip_flow_hash(&d, src64, k), xlb_vip_flow_hash(&c, src64, k), "/64: the interface id does not");
+	d = c; d.src[1] ^= htonl(1);
+	ASSERT_NE(xlb_vip_flow_hash(&d, src64, k), xlb_vip_flow_hash(&c, src64, k), "/64: bit 64 counts");
+	ASSERT_EQ(xlb_vip_flow_hash(&d, src60, k), xlb_vip_flow_hash(&c, src60, k), "/60: bit 64 does not");
+	d = c; d.src[1] ^= htonl(0x10);
+	ASSERT_NE(xlb_vip_flow_hash(&d, src60, k), xlb_vip_flow_hash(&c, src60, k), "/60: bit 60 counts");
+}
+
 /* How many distinct sets of the default table n flows fall in. */
 static unsigned distinct_sets(const struct xlb_flow *f, unsigned n, __u32 seed)
 {
@@ -186,4 +224,5 @@ static void ct_sets_spread_flows_whichever_bytes_differ(void)
 
 TEST_MAIN(TEST(siphash24_reference_vectors), TEST(golden_vectors),
 	  TEST(seed_changes_every_hash), TEST(every_field_counts),
+	  TEST(affinity_hashes_the_clients_prefix_alone),
 	  TEST(ct_sets_spread_flows_whichever_bytes_differ))

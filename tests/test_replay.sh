@@ -8,7 +8,10 @@
 #  - bad input (missing, truncated or non-capture file, a trace without a
 #    TCP/UDP flow, more backends than table slots, bad options) gets one
 #    error line, a non-zero exit and leaves no file behind;
-#  - with root, --via bpf gives the per-backend loads --via model gives;
+#  - --hash src-ip: the clients counted (fewer with a prefix), said in
+#    JSON and the table; bad --hash and --affinity-prefix refused;
+#  - with root, --via bpf gives the per-backend loads --via model gives,
+#    with client affinity too;
 #    at a path MTU (--mtu 1500) too, with the packets answered too big
 #    counted alike in the table and JSON; a bad --mtu is refused.
 #  - --churn on a trace of long flows: every mode's count in the table,
@@ -120,6 +123,10 @@ bad replay_remove_all "at least one must stay" --backends 3 --remove 3 "$TMP/t.p
 bad replay_two_changes "one change at a time" --remove 1 --add 1 "$TMP/t.pcap"
 bad replay_reweight_unknown "203.0.113.99 is not one of the backends" --reweight 203.0.113.99=2 "$TMP/t.pcap"
 bad replay_bad_via "expected model or bpf" --via xdp "$TMP/t.pcap"
+bad replay_hash_unknown "bad --hash 'ports': not 5-tuple or src-ip" --hash ports "$TMP/t.pcap"
+bad replay_prefix_without_src_ip "--affinity-prefix needs --hash src-ip" --affinity-prefix 24 "$TMP/t.pcap"
+bad replay_prefix_ipv4_too_long "the IPv4 prefix is 1..32" --hash src-ip --affinity-prefix 64 "$TMP/t.pcap"
+bad replay_prefix_ipv6_too_long "not a prefix length 1..128" --hash src-ip --affinity-prefix 24,129 "$TMP/t.pcap"
 bad replay_bpf_not_maglev "use --algo maglev" --via bpf --algo ring "$TMP/t.pcap"
 bad replay_unknown_option "unknown option '--frobnicate'" --frobnicate "$TMP/t.pcap"
 bad replay_no_capture "no capture file given" --backends 3
@@ -130,6 +137,19 @@ bad replay_mtu_without_bpf "--mtu is the path MTU of the XDP program's run: it n
 
 "$XLB" -j replay "$TMP/cut.pcap" >"$TMP/out" 2>/dev/null
 tl_check replay_json_error [ "$(jq -r '.error' "$TMP/out")" != null ]
+
+# --- client affinity ---------------------------------------------------------
+
+# Every flow of a client on one backend: with as many clients as flows
+# per backend, the loads are sums over clients.
+"$XLB" -j replay --algo maglev --hash src-ip --backends 10 "$TMP/t.pcap" >"$TMP/jh" 2>"$TMP/err"
+tl_check replay_hash_params [ "$(jq -c '.params | [.hash, .affinity_prefix]' "$TMP/jh")" = '["src-ip",[32,128]]' ]
+tl_check replay_hash_default [ "$(jq -r '.params.hash' "$TMP/j")" = 5-tuple ]
+"$XLB" -j replay --algo maglev --hash src-ip --affinity-prefix 24 --backends 10 "$TMP/t.pcap" >"$TMP/jh24"
+tl_check replay_hash_prefix_fewer_clients [ "$(jq '.params.clients' "$TMP/jh24")" -lt "$(jq '.params.clients' "$TMP/jh")" ]
+tl_check replay_hash_clients_at_most_flows [ "$(jq '.params.clients <= .trace.flows' "$TMP/jh")" = true ]
+"$XLB" replay --algo maglev --hash src-ip --affinity-prefix 24,64 "$TMP/t.pcap" >"$TMP/th" 2>&1
+tl_check replay_hash_table_says_so grep -qE '^hash +src-ip \(client affinity\): [0-9]+ clients, each its /24 \(IPv4\) or /64 \(IPv6\)' "$TMP/th"
 
 # --- churn: changes over time ------------------------------------------------
 
@@ -221,5 +241,15 @@ if tl_require_root replay_via_bpf; then
 	"$XLB" replay --via bpf --mtu 1500 --backends 10 --remove 1 "$TMP/b.pcap" >"$TMP/tt" 2>"$TMP/err"
 	want=$(jq -r '.too_big | "ICMP too big: \(.packets) packets of \(.flows) flows (path MTU 1500, 40 bytes of encapsulation)"' "$TMP/jt")
 	tl_check replay_mtu_table_matches_json grep -qF "mtu        $want" "$TMP/tt"
+	# Client affinity: the XDP program with its VIPs so set puts each
+	# flow where the model does, and that is not where the 5-tuple does.
+	"$XLB" -j replay --via bpf --hash src-ip --affinity-prefix 24,64 --backends 10 --remove 1 "$TMP/b.pcap" >"$TMP/jab" 2>"$TMP/err"
+	"$XLB" -j replay --algo maglev --hash src-ip --affinity-prefix 24,64 --backends 10 --remove 1 "$TMP/b.pcap" >"$TMP/jam"
+	if [[ -s $TMP/jab ]] && [[ $(loads "$TMP/jab") == "$(loads "$TMP/jam")" ]]; then
+		tl_pass replay_via_bpf_affinity
+	else
+		tl_fail replay_via_bpf_affinity "bpf $(loads "$TMP/jab") model $(loads "$TMP/jam") $(cat "$TMP/err")"
+	fi
+	tl_check replay_affinity_moves_flows [ "$(loads "$TMP/jam")" != "$(loads "$TMP/jm")" ]
 fi
 exit $TL_FAILED
