@@ -66,23 +66,34 @@ XLB_INLINE __u32 xlb_l2_len(__u32 l3)
 	return l3 & XLB_L2_MASK;
 }
 
-/* The bucket of each CPU: per program, not part of an instance. */
+/* Which bucket of each CPU's: the too-big answers', the echo replies'
+ * (bpf/icmp_echo.h), so that a ping flood cannot silence the answers
+ * path-MTU discovery needs. */
+enum xlb_icmp_kind {
+	XLB_ICMP_BUCKET_TOO_BIG,
+	XLB_ICMP_BUCKET_ECHO,
+	XLB_ICMP_BUCKETS,
+};
+
+/* The buckets of each CPU: per program, not part of an instance. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, XLB_ICMP_BUCKETS);
 	__type(key, __u32);
 	__type(value, struct xlb_icmp_bucket);
 } xlb_icmp_bucket SEC(".maps");
 
-/* Take a token of this CPU's bucket; false when it is empty. */
-XLB_INLINE bool xlb_icmp_token(const struct xlb_config *cfg, __u64 now)
+/* Take a token of this CPU's bucket of that kind; false when it is
+ * empty. */
+XLB_INLINE bool xlb_icmp_token(const struct xlb_config *cfg, __u64 now,
+			       enum xlb_icmp_kind kind)
 {
 	__u64 rate = cfg->icmp_rate ?: XLB_ICMP_RATE_DEFAULT;
 	__u64 cap = rate / 10 + 1, elapsed, add;
 	struct xlb_icmp_bucket *b;
-	__u32 zero = 0;
+	__u32 key = kind;
 
-	b = bpf_map_lookup_elem(&xlb_icmp_bucket, &zero);
+	b = bpf_map_lookup_elem(&xlb_icmp_bucket, &key);
 	if (!b)
 		return false;
 	/* A second's worth at most: no overflow, and the bucket is full. */
@@ -171,7 +182,7 @@ XLB_INLINE int xlb_icmp_too_big(struct xdp_md *ctx, const struct xlb_pkt *pkt,
 			mtu = XLB_IPV6_MIN_MTU;
 	}
 	q &= ~3U;
-	if (!xlb_icmp_token(cfg, now))
+	if (!xlb_icmp_token(cfg, now, XLB_ICMP_BUCKET_TOO_BIG))
 		return -XLB_STAT_DROP_TOO_BIG;
 
 	/* The frame cut to its headers and the quote, then room made in

@@ -19,6 +19,8 @@
 #include "xlb.h"
 #include "maps.h"
 #include "vip_filter.h"
+#include "parse.h"
+#include "icmp_echo.h"
 
 #include "compiler.h"
 
@@ -57,7 +59,7 @@ XLB_INLINE enum xlb_vip_guess xlb_vip_maybe(const struct xlb_flow *flow)
  * TTL ran out. The filter's address bit spares most destinations the
  * lookup (a filter never written tells nothing: the map is asked).
  */
-XLB_INLINE bool xlb_vip_addr(const struct xlb_flow *flow)
+XLB_INLINE const struct xlb_vip_addr *xlb_vip_addr(const struct xlb_flow *flow)
 {
 	struct xlb_vip_key key = { .family = flow->family };
 	const struct xlb_vip_filter *f;
@@ -67,19 +69,27 @@ XLB_INLINE bool xlb_vip_addr(const struct xlb_flow *flow)
 	if (f && f->ready &&
 	    !xlb_vip_filter_has(f, xlb_vip_filter_bit(flow->dst, 0, 0,
 						       flow->family)))
-		return false;
+		return NULL;
 	__builtin_memcpy(key.addr, flow->dst, sizeof(key.addr));
 	return bpf_map_lookup_elem(&xlb_vip_addrs, &key);
 }
 
 /* The outcome of a packet that is no VIP's (err: the pass reason): to the
- * kernel, unless it is addressed to a VIP address. */
-XLB_INLINE int xlb_not_vip(const struct xlb_flow *flow, int err)
+ * kernel, unless it is addressed to a VIP address, where an echo request
+ * is answered while a VIP of the address answers ping. */
+XLB_INLINE int xlb_not_vip(struct xdp_md *ctx, const struct xlb_pkt *pkt,
+			   int err)
 {
-	if ((err == -XLB_STAT_PASS_NOT_VIP || err == -XLB_STAT_PASS_ICMP_ECHO) &&
-	    xlb_vip_addr(flow))
-		return -XLB_STAT_DROP_VIP_PORT;
-	return err;
+	const struct xlb_vip_addr *a;
+
+	if (err != -XLB_STAT_PASS_NOT_VIP && err != -XLB_STAT_PASS_ICMP_ECHO)
+		return err;
+	a = xlb_vip_addr(&pkt->flow);
+	if (!a)
+		return err;
+	if (err == -XLB_STAT_PASS_ICMP_ECHO && a->vips > a->no_ping)
+		return xlb_icmp_echo(ctx, pkt);
+	return -XLB_STAT_DROP_VIP_PORT;
 }
 
 /*

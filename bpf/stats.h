@@ -34,8 +34,8 @@ XLB_INLINE void xlb_count(void *map, __u32 key, __u64 bytes)
 }
 
 /* Passes hand the packet to the kernel untouched, an ICMP answer goes
- * back out (bpf/icmp.h); everything else that is not a forward is a
- * drop. */
+ * back out (bpf/icmp.h, bpf/icmp_echo.h); everything else that is not a
+ * forward is a drop. */
 XLB_INLINE int xlb_reason_verdict(__u32 reason)
 {
 	switch (reason) {
@@ -44,6 +44,7 @@ XLB_INLINE int xlb_reason_verdict(__u32 reason)
 	case XLB_STAT_PASS_ICMP_ECHO:
 		return XDP_PASS;
 	case XLB_STAT_ICMP_TOO_BIG:
+	case XLB_STAT_ICMP_ECHO_REPLY:
 		return XDP_TX;
 	}
 	return XDP_DROP;

@@ -81,7 +81,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id,
 			err = -XLB_STAT_PASS_NOT_VIP;
 	}
 	if (err)
-		return xlb_not_vip(&pkt.flow, err);
+		return xlb_not_vip(ctx, &pkt, err);
 	/* A jumbo frame's bytes are in several buffers. */
 	if (__builtin_expect(pkt.l3_off + pkt.l3_len > *bytes, 0))
 		*bytes = bpf_xdp_get_buff_len(ctx);
@@ -121,7 +121,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id,
 		 * for its hash, and the connection table records it. */
 		vip = xlb_vip_lookup(&pkt.flow);
 		if (!vip)
-			return xlb_not_vip(&pkt.flow, -XLB_STAT_PASS_NOT_VIP);
+			return xlb_not_vip(ctx, &pkt, -XLB_STAT_PASS_NOT_VIP);
 		*vip_id = vip->id;
 		/* A stateless VIP the filter did not name (a stale filter):
 		 * after a connection-table miss, which wrote no slot. */

@@ -164,7 +164,11 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_vip_filter) == 8 + XLB_VIP_FILTER_BITS / 4,
  * destinations are told apart without a lookup.
  */
 struct xlb_vip_addr {
-	__u32 vips;
+	__u16 vips;		/* the VIPs at the address */
+	__u16 no_ping;		/* of them, those with XLB_VIP_F_NO_PING:
+				 * the address answers echo requests while
+				 * any VIP of it does (an older xlb wrote
+				 * vips as 32 bits: no_ping 0) */
 };
 XLB_STATIC_ASSERT(sizeof(struct xlb_vip_addr) == 4, "xlb_vip_addr layout");
 
@@ -219,11 +223,16 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_vip_slot) == 40, "xlb_vip_slot layout");
 #define XLB_VIP_AFFINITY_MASK	(0xffU << XLB_VIP_AFFINITY_SHIFT)
 #define XLB_VIP_AFFINITY(flags)	(((flags) & XLB_VIP_AFFINITY_MASK) >> \
 				 XLB_VIP_AFFINITY_SHIFT)
+#define XLB_VIP_F_NO_PING	(1U << 4)	/* the VIP does not answer ICMP
+						 * echo requests to its address
+						 * (bpf/icmp_echo.h) */
 /* The fields a VIP's flow hash takes. */
 #define XLB_VIP_F_HASH		(XLB_VIP_F_HASH_SRC | XLB_VIP_AFFINITY_MASK)
 /* The VIP flags a command or a file sets: its way of forwarding. */
 #define XLB_VIP_F_MODE		(XLB_VIP_F_GUE | XLB_VIP_F_STATELESS | \
-				 XLB_VIP_F_HASH)
+				 XLB_VIP_F_HASH | XLB_VIP_F_NO_PING)
+/* Those that decide where a flow goes: in the fingerprint. */
+#define XLB_VIP_F_FLOWS		(XLB_VIP_F_MODE & ~XLB_VIP_F_NO_PING)
 
 /* Backend flags. */
 #define XLB_BE_F_IN_USE		(1U << 0)	/* slot allocated; flows may be sent here */
@@ -374,7 +383,9 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_counter) == 16, "xlb_counter layout");
 	X(CT_MISS,		"ct_miss")				\
 	X(CT_INSERT,		"ct_insert")				\
 	X(CT_BYPASS,		"ct_bypass")				\
-	X(CT_EVICT,		"ct_evict")
+	X(CT_EVICT,		"ct_evict")				\
+	X(ICMP_ECHO_REPLY,	"icmp_echo_reply")			\
+	X(DROP_ECHO_RATE,	"drop_echo_rate")
 
 #define XLB_STAT_ENUM(name, str) XLB_STAT_##name,
 enum xlb_stat {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
-# A VIP's hash fields (client affinity) as an operator sees them, on an
+# A VIP's hash fields (client affinity) and ping as an operator sees them, on an
 # instance of the test's own:
 #  - a VIP hashes the 5-tuple unless told; `xlb vip set --hash src-ip`
 #    makes every connection of a client address go to one backend: `xlb
@@ -14,9 +14,12 @@
 #    xlb apply -` changes nothing, a file's "hash": "5-tuple" goes back
 #    to the default and its fingerprint;
 #  - an IPv6 VIP takes a /64;
+#  - --ping off is in show (text and -j) and files, and leaves the
+#    fingerprint as it was;
 #  - bad input is refused with one line and changes nothing: an unknown
 #    field set, a prefix of 0, longer than the family's addresses, or
-#    without src-ip, on the command line and in a file.
+#    without src-ip, a ping neither on nor off, on the command line and in
+#    a file.
 set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/loader_lib.sh"
@@ -84,6 +87,18 @@ tl_check apply_sets_the_hash test "$(vipj $V '| "\(.hash) \(.affinity_prefix)"')
 x vip add "$V6" --hash src-ip --affinity-prefix 64 >/dev/null
 tl_check ipv6_takes_a_64 test "$(vipj "$V6" '| "\(.hash) \(.affinity_prefix)"')" == '"src-ip 64"'
 
+# Ping: on by default; off is in show and files, not in the fingerprint
+# (it sends no flow elsewhere).
+tl_check ping_on_by_default test "$(vipj $V .ping)" == true
+fp_before=$(fp $V)
+x vip set $V --ping off >/dev/null
+tl_check ping_off_shown test "$(vipj $V .ping)" == false
+tl_check show_says_ping_off grep -q "vip $V .* ping off" <(x show)
+tl_check ping_is_not_in_the_fingerprint test "$(fp $V)" == "$fp_before"
+x -j show | jq '(.vips[] | select(.vip == "'$V'")) |= (.ping = true)' >"$TMP/ping.json"
+x apply "$TMP/ping.json" >/dev/null
+tl_check apply_sets_ping test "$(vipj $V .ping)" == true
+
 # Refused, and nothing changed (fails_unchanged: every map and show).
 x -j show >"$TMP/before.json"
 fails_unchanged hash_unknown_fields "not 5-tuple or src-ip" x vip set $V --hash ports
@@ -98,6 +113,8 @@ bad_file() {
 	jq "(.vips[] | select(.vip == \"$V\")) |= ($edit)" "$TMP/before.json" >"$TMP/$name.json"
 	fails_unchanged "$name" "$fragment" x apply "$TMP/$name.json"
 }
+fails_unchanged ping_neither_on_nor_off "not on or off" x vip set $V --ping maybe
+bad_file file_ping_not_a_boolean "must be true or false" '.ping = "no"'
 bad_file file_hash_unknown "bad hash 'ports'" '.hash = "ports"'
 bad_file file_hash_not_a_string "must be a string" '.hash = 5'
 bad_file file_prefix_too_long "IPv4 VIP is 1..32" '.affinity_prefix = 40'

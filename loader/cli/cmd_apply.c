@@ -398,6 +398,12 @@ static int check_vip(struct desired *d, struct json_object *o,
 				return err;
 			if (xlb_hash_parse(text, &fv->mode, &why))
 				return bad(d, at, "bad hash '%s': %s", text, why);
+		} else if (!strcmp(key, "ping")) {
+			if (!json_object_is_type(val, json_type_boolean))
+				return bad(d, at, "must be true or false");
+			fv->mode = json_object_get_boolean(val) ?
+				   fv->mode & ~XLB_VIP_F_NO_PING :
+				   fv->mode | XLB_VIP_F_NO_PING;
 		} else if (!strcmp(key, "affinity_prefix")) {
 			if (!json_object_is_type(val, json_type_int) ||
 			    json_object_get_int64(val) < 1 ||

@@ -34,7 +34,8 @@ static int config_help(void)
 	       "  history S           how long a stateless VIP's table names a slot's\n"
 	       "                      previous backend after a change, seconds\n"
 	       "  icmp-rate N         ICMP \"too big\" answers to clients, per second\n"
-	       "                      per CPU (at most 65535)\n"
+	       "                      per CPU (at most 65535); echo replies to pings\n"
+	       "                      of VIPs, the same in a bucket of their own\n"
 	       "                      (0 for any of these: the default, see xlb(8))\n");
 	return 0;
 }

@@ -264,6 +264,8 @@ static struct json_object *vip_json(struct xlb_nexthops *nx,
 	if (v->vip.flags & XLB_VIP_F_HASH_SRC)
 		json_object_object_add(o, "affinity_prefix", json_object_new_int64(
 			XLB_VIP_AFFINITY(v->vip.flags)));
+	json_object_object_add(o, "ping", json_object_new_boolean(
+		!(v->vip.flags & XLB_VIP_F_NO_PING)));
 	if (v->vip.flags & XLB_VIP_F_STATELESS)
 		json_object_object_add(o, "history", xlb_history_json(&t->hist));
 	hc = xlb_hc_json(&h->vip);
@@ -349,7 +351,7 @@ static void vip_print(FILE *f, struct xlb_nexthops *nx,
 		fprintf(f, " no-table");
 	if (t->unassigned && n)
 		fprintf(f, " slots-without-backend %u", t->unassigned);
-	/* The defaults, ipip, tracked and 5-tuple, go without saying. */
+	/* The defaults, ipip, tracked, 5-tuple and ping on, go without saying. */
 	if (v->vip.flags & XLB_VIP_F_GUE)
 		fprintf(f, " encap %s", xlb_encap_str(v->vip.flags));
 	if (v->vip.flags & XLB_VIP_F_STATELESS)
@@ -357,6 +359,8 @@ static void vip_print(FILE *f, struct xlb_nexthops *nx,
 	if (v->vip.flags & XLB_VIP_F_HASH_SRC)
 		fprintf(f, " hash %s affinity-prefix %u",
 			xlb_hash_str(v->vip.flags), XLB_VIP_AFFINITY(v->vip.flags));
+	if (v->vip.flags & XLB_VIP_F_NO_PING)
+		fprintf(f, " ping %s", xlb_ping_str(v->vip.flags));
 	xlb_hc_print(f, &h->vip);
 	if (h->fail_open)
 		fprintf(f, " fail-open (every backend is down: none left out)");

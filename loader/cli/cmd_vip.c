@@ -13,7 +13,7 @@
 #include "vip_local.h"
 #include "vip_mode.h"
 
-#define VIP_HASH_USAGE "[--hash FIELDS] [--affinity-prefix LEN]"
+#define VIP_HASH_USAGE "[--hash FIELDS] [--affinity-prefix LEN] [--ping on|off]"
 #define VIP_ADD_USAGE "xlb vip add VIP [--table-size M] [--encap ENCAP] [--mode MODE] " \
 	VIP_HASH_USAGE " " XLB_HC_OPTS_USAGE
 #define VIP_SET_USAGE "xlb vip set VIP [--encap ENCAP] [--mode MODE] " \
@@ -44,6 +44,9 @@ static int vip_help(void)
 	       "LEN   := with src-ip, the client prefix that counts as one client\n"
 	       "       (default the whole address): e.g. 24 for IPv4 behind NAT\n"
 	       "       pools, 64 for IPv6 clients with many addresses\n"
+	       "--ping: whether the VIP answers ICMP echo requests to its address\n"
+	       "       from the datapath (default on; the address answers while\n"
+	       "       any of its VIPs does, at most icmp-rate a second a CPU)\n"
 	       "%s"
 	       "A new VIP has no backends: add them with `xlb backend add`.\n"
 	       "`xlb vip set` changes what it is given, the rest stays.\n"
@@ -95,7 +98,7 @@ struct vip_mode_opt {
 	__u32 set, clear;
 	__u32 hash;		/* XLB_VIP_F_HASH flags of --hash */
 	__u32 prefix;		/* --affinity-prefix */
-	bool encap, mode, given_hash, given_prefix;	/* given */
+	bool encap, mode, given_hash, given_prefix, ping;	/* given */
 };
 
 static int mode_opt(const char *opt, const char *value, void *dest,
@@ -125,6 +128,12 @@ static int opt_mode(const char *opt, const char *value, void *dest)
 {
 	((struct vip_mode_opt *)dest)->mode = true;
 	return mode_opt(opt, value, dest, xlb_mode_parse, XLB_VIP_F_STATELESS);
+}
+
+static int opt_ping(const char *opt, const char *value, void *dest)
+{
+	((struct vip_mode_opt *)dest)->ping = true;
+	return mode_opt(opt, value, dest, xlb_ping_parse, XLB_VIP_F_NO_PING);
 }
 
 static int opt_hash(const char *opt, const char *value, void *dest)
@@ -199,17 +208,18 @@ static int vip_add(int argc, char **argv)
 	struct xlb_state *st;
 	struct vip_mode_opt mode = {};
 	struct xlb_hc_opts h;
-	struct xlb_opt opts[XLB_HC_SETTINGS + 6] = {
+	struct xlb_opt opts[XLB_HC_SETTINGS + 7] = {
 		XLB_OPT_FN("--table-size", xlb_opt_table_size, &m),
 		XLB_OPT_FN("--encap", opt_encap, &mode),
 		XLB_OPT_FN("--mode", opt_mode, &mode),
 		XLB_OPT_FN("--hash", opt_hash, &mode),
 		XLB_OPT_FN("--affinity-prefix", opt_affinity, &mode),
+		XLB_OPT_FN("--ping", opt_ping, &mode),
 	};
 	__u32 flags;
 	int err;
 
-	xlb_hc_opts_table(opts + 5, &h);
+	xlb_hc_opts_table(opts + 6, &h);
 	err = xlb_cmd_args(opts, &argc, argv, vip_help, 1, VIP_ADD_USAGE);
 	if (!err)
 		err = xlb_vip_arg(argv[0], &key);
@@ -267,23 +277,24 @@ static int vip_set(int argc, char **argv)
 	struct xlb_state *st;
 	struct vip_mode_opt mode = {};
 	struct xlb_hc_opts h;
-	struct xlb_opt opts[XLB_HC_SETTINGS + 5] = {
+	struct xlb_opt opts[XLB_HC_SETTINGS + 6] = {
 		XLB_OPT_FN("--encap", opt_encap, &mode),
 		XLB_OPT_FN("--mode", opt_mode, &mode),
 		XLB_OPT_FN("--hash", opt_hash, &mode),
 		XLB_OPT_FN("--affinity-prefix", opt_affinity, &mode),
+		XLB_OPT_FN("--ping", opt_ping, &mode),
 	};
 	__u32 flags;
 	int err;
 
-	xlb_hc_opts_table(opts + 4, &h);
+	xlb_hc_opts_table(opts + 5, &h);
 	err = xlb_cmd_args(opts, &argc, argv, vip_help, 1, VIP_SET_USAGE);
 	if (!err)
 		err = xlb_vip_arg(argv[0], &key);
 	if (err)
 		return err;
 	if (!h.given && !mode.encap && !mode.mode && !mode.given_hash &&
-	    !mode.given_prefix) {
+	    !mode.given_prefix && !mode.ping) {
 		p_err("nothing to set; usage: %s", VIP_SET_USAGE);
 		return -EINVAL;
 	}
@@ -308,7 +319,8 @@ static int vip_set(int argc, char **argv)
 	if (err)
 		goto out;
 	/* Checked whole before the first write. */
-	if (mode.encap || mode.mode || mode.given_hash || mode.given_prefix)
+	if (mode.encap || mode.mode || mode.given_hash || mode.given_prefix ||
+	    mode.ping)
 		err = vip_set_mode(&inst, st, v, flags);
 	if (!err && h.given)
 		err = xlb_hc_vip_write(&inst, st, v->vip.id, &c);

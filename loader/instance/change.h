@@ -97,7 +97,7 @@ struct xlb_plan {
 	struct xlb_vip_filter *filter;
 	bool filter_known;
 	struct xlb_vip_key *addrs;
-	__u32 *addr_vips;
+	struct xlb_vip_addr *addr_vips;
 	__u32 n_addrs;
 	bool addrs_known;
 };

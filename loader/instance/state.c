@@ -422,8 +422,8 @@ __u64 xlb_state_fingerprint(const struct xlb_state *st,
 	words = 4;
 	/* GUE or stateless sends other packets: in the fingerprint, with the
 	 * port they go to (a tracked IPIP VIP's fingerprint stays as it was). */
-	if (v->vip.flags & XLB_VIP_F_MODE) {
-		xlb_sip_word(&s, v->vip.flags & XLB_VIP_F_MODE, 1);
+	if (v->vip.flags & XLB_VIP_F_FLOWS) {
+		xlb_sip_word(&s, v->vip.flags & XLB_VIP_F_FLOWS, 1);
 		xlb_sip_word(&s, st->config.gue_port ? ntohs(st->config.gue_port)
 						     : XLB_GUE_DEFAULT_PORT, 1);
 		words += 2;

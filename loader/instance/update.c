@@ -288,6 +288,10 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 		if (err)
 			return err;
 	}
+	/* Whether the address answers ping may have changed. */
+	err = xlb_vip_addrs_sync(inst, st, NULL);
+	if (err)
+		return err;
 	return xlb_vip_table_delete(inst, st, old_id) ?:
 	       xlb_backends_free_of(inst, st, old_id, false);
 }
@@ -308,7 +312,8 @@ static int vip_modify(struct xlb_instance *inst, struct xlb_state *st,
 	int err;
 
 	v->vip.flags = (v->vip.flags & ~XLB_VIP_F_MODE) | mode | XLB_VIP_F_DIRTY;
-	err = xlb_vip_write(inst, st, v, BPF_EXIST);
+	err = xlb_vip_write(inst, st, v, BPF_EXIST) ?:
+	      xlb_vip_addrs_sync(inst, st, NULL);
 	if (err)
 		return err;
 

@@ -63,6 +63,25 @@ const char *xlb_hash_str(__u32 flags)
 	return flags & XLB_VIP_F_HASH_SRC ? "src-ip" : "5-tuple";
 }
 
+int xlb_ping_parse(const char *text, __u32 *flags, const char **why)
+{
+	if (!strcmp(text, "on")) {
+		*flags &= ~XLB_VIP_F_NO_PING;
+		return 0;
+	}
+	if (!strcmp(text, "off")) {
+		*flags |= XLB_VIP_F_NO_PING;
+		return 0;
+	}
+	*why = "not on or off";
+	return -EINVAL;
+}
+
+const char *xlb_ping_str(__u32 flags)
+{
+	return flags & XLB_VIP_F_NO_PING ? "off" : "on";
+}
+
 int xlb_affinity_parse(const char *text, __u32 *prefix, const char **why)
 {
 	__u32 v = 0;

@@ -26,6 +26,10 @@ const char *xlb_mode_str(__u32 flags);
 int xlb_hash_parse(const char *text, __u32 *flags, const char **why);
 const char *xlb_hash_str(__u32 flags);
 
+/* Whether the VIP answers ping of its address: on or off. */
+int xlb_ping_parse(const char *text, __u32 *flags, const char **why);
+const char *xlb_ping_str(__u32 flags);
+
 /* The affinity prefix length in text, 1..128, into *prefix; 0 or -EINVAL
  * with *why. */
 int xlb_affinity_parse(const char *text, __u32 *prefix, const char **why);

@@ -43,9 +43,9 @@ static int addrs_known(const struct xlb_instance *inst, struct xlb_plan *plan)
 	       !bpf_map_get_next_key(inst->vip_addrs_fd, prev, &next)) {
 		/* One deleted meanwhile counts as absent (0 VIPs). */
 		if (bpf_map_lookup_elem(inst->vip_addrs_fd, &next, &have))
-			have.vips = 0;
+			memset(&have, 0, sizeof(have));
 		plan->addrs[plan->n_addrs] = next;
-		plan->addr_vips[plan->n_addrs++] = have.vips;
+		plan->addr_vips[plan->n_addrs++] = have;
 		k = next;
 		prev = &k;
 	}
@@ -65,8 +65,8 @@ static __u32 addr_at(const struct xlb_plan *plan, const struct xlb_vip_key *k)
 
 /*
  * Make xlb_vip_addrs hold the addresses of st's VIPs but skip (a VIP about
- * to be deleted; NULL: none), each with its number of VIPs, writing only
- * what differs. An address is added after its first VIP's key is
+ * to be deleted; NULL: none), each with its number of VIPs and of those
+ * that do not answer ping, writing only what differs. An address is added after its first VIP's key is
  * inserted and deleted before its last VIP's key is: a packet to a VIP
  * port is never dropped as drop_vip_port while its VIP is being added or
  * deleted (it is forwarded, or passed, as before or after the change).
@@ -100,15 +100,15 @@ int xlb_vip_addrs_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		k = addr_key(&st->vips[i].key);
 		for (j = 0; j < n && memcmp(&want[j], &k, sizeof(k)); j++)
 			;
-		if (j == n) {
-			want[n] = k;
-			count[n++].vips = 0;
-		}
+		if (j == n)
+			want[n++] = k;
 		count[j].vips++;
+		count[j].no_ping += !!(st->vips[i].vip.flags & XLB_VIP_F_NO_PING);
 	}
 	for (i = 0; i < n && !err; i++) {
 		j = addr_at(plan, &want[i]);
-		if (j < plan->n_addrs && plan->addr_vips[j] == count[i].vips)
+		if (j < plan->n_addrs &&
+		    !memcmp(&plan->addr_vips[j], &count[i], sizeof(count[i])))
 			continue;
 		err = xlb_plan_update(st, inst->vip_addrs_fd, XLB_MAP_VIP_ADDRS,
 				      &want[i], sizeof(want[i]), &count[i],
@@ -117,7 +117,7 @@ int xlb_vip_addrs_sync(struct xlb_instance *inst, const struct xlb_state *st,
 			continue;
 		if (j == plan->n_addrs)
 			plan->addrs[plan->n_addrs++] = want[i];
-		plan->addr_vips[j] = count[i].vips;
+		plan->addr_vips[j] = count[i];
 	}
 	/* Then the addresses no VIP has any more. */
 	for (i = 0; i < plan->n_addrs && !err;) {

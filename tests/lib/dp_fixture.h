@@ -456,6 +456,91 @@ static inline size_t dp_model_forward(const struct dp_fixture *fx, __u32 vip_id,
 			 flow->family == XLB_AF_INET ? 4 : 6);
 }
 
+/* Is an echo request from src to dst (addresses as in the packet, family
+ * 4 or 6) one to answer: to a VIP address, from a source that is not
+ * multicast, broadcast, unspecified or loopback? */
+static inline bool dp_echo_may_answer(int family, const __u8 *src)
+{
+	static const __u8 zero[16], one6[16] = { [15] = 1 };
+	const __u8 *dst = src + (family == 4 ? 4 : 16);
+	__u8 bin[16];
+	size_t i, alen = family == 4 ? 4 : 16;
+	bool vip = false;
+
+	for (i = 0; i < sizeof(dp_vip_defs) / sizeof(dp_vip_defs[0]); i++)
+		vip |= dp_vip_defs[i].family == family &&
+		       pkt_addr(family, dp_vip_defs[i].addr, bin) &&
+		       !memcmp(bin, dst, alen);
+	if (!vip || !memcmp(src, zero, alen))
+		return false;
+	if (family == 4)
+		return src[0] != 127 && src[0] >> 4 != 0xe &&
+		       memcmp(src, "\xff\xff\xff\xff", 4);
+	return src[0] != 0xff && memcmp(src, one6, 16);
+}
+
+/*
+ * Is out the echo reply the datapath owes for the echo request in (one
+ * to a VIP address, from a source that may be answered)? The request
+ * with MACs and addresses swapped, TTL (hop limit) 64, the reply's type,
+ * and every other byte as it was but the checksums, each of which must
+ * leave the sum of what it covers as it was in the request: right where
+ * it was right (a request whose checksum is wrong gets a reply whose
+ * checksum is as wrong, which its sender discards).
+ */
+static inline bool dp_is_echo_reply(const __u8 *in, size_t len,
+				    const __u8 *out, size_t out_len)
+{
+	__u8 want[PKT_MAX];
+	size_t l3 = PKT_ETH_LEN, hl, ic, i;
+	__u16 type;
+
+	if (out_len != len || len > PKT_MAX || len < PKT_ETH_LEN + 4)
+		return false;
+	type = pkt_get16(in + 12);
+	for (i = 0; i < 2 && (type == 0x8100 || type == 0x88a8); i++) {
+		type = pkt_get16(in + l3 + 2);
+		l3 += 4;
+	}
+	memcpy(want, in, len);
+	memcpy(want, in + 6, 6);
+	memcpy(want + 6, in, 6);
+	if (type == 0x0800 && len >= l3 + 20 && (in[l3] >> 4) == 4) {
+		hl = (in[l3] & 0xf) * 4;
+		ic = l3 + hl;
+		if (hl < 20 || len < ic + 8 || in[l3 + 9] != IPPROTO_ICMP ||
+		    in[ic] != 8)
+			return false;
+		memcpy(want + l3 + 12, in + l3 + 16, 4);
+		memcpy(want + l3 + 16, in + l3 + 12, 4);
+		want[l3 + 8] = 64;
+		want[ic] = 0;
+	} else if (type == 0x86dd && len >= l3 + 48 && in[l3 + 6] == IPPROTO_ICMPV6 &&
+		   in[l3 + 40] == 128) {
+		hl = 40;
+		ic = l3 + hl;
+		memcpy(want + l3 + 8, in + l3 + 24, 16);
+		memcpy(want + l3 + 24, in + l3 + 8, 16);
+		want[l3 + 7] = 64;
+		want[ic] = 129;
+	} else {
+		return false;
+	}
+	if (!dp_echo_may_answer(type == 0x0800 ? 4 : 6, in + l3 + (type == 0x0800 ? 12 : 8)))
+		return false;
+	/* The checksums are the reply's own; the rest must be as wanted. */
+	memcpy(want + ic + 2, out + ic + 2, 2);
+	if (type == 0x0800)
+		memcpy(want + l3 + 10, out + l3 + 10, 2);
+	if (memcmp(want, out, len))
+		return false;
+	if (type == 0x0800 &&
+	    pkt_sum(in + l3, hl, 0) % 0xffff != pkt_sum(out + l3, hl, 0) % 0xffff)
+		return false;
+	return pkt_sum(in + ic, len - ic, 0) % 0xffff ==
+	       pkt_sum(out + ic, len - ic, 0) % 0xffff;
+}
+
 static inline int dp_run(const struct dp_fixture *fx, const void *in, __u32 len,
 			 void *out, __u32 *out_len, __u32 *retval)
 {
@@ -580,6 +665,7 @@ struct dp_case {
 	.flow = { __VA_ARGS__ }
 #define PASSED(r) .verdict = XDP_PASS, .reason = XLB_STAT_##r
 #define DROPPED(r) .verdict = XDP_DROP, .reason = XLB_STAT_##r
+#define ANSWERED(r) .verdict = XDP_TX, .reason = XLB_STAT_##r
 
 static const __u8 opt_router_alert[] = { 0x94, 0x04, 0x00, 0x00, 0x01, 0x01, 0x01, 0x00 };
 static const __u8 opt_40_nops[40] = {
@@ -706,13 +792,36 @@ static const struct dp_case cases[] = {
 	  .in = { V4(ROUTER4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 11 },
 	  .quoted = { V4(VIP4, CLIENT4, IPPROTO_ICMP, 0, 0), .icmp_type = 0 },
 	  DROPPED(DROP_VIP_PORT) },
-	/* The balancer does not hold the VIP: the kernel would route a ping
-	 * of it back to the router. */
-	{ "icmp echo request to a vip address: dropped",
-	  .in = { V4(CLIENT4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 8, .payload_len = 56 },
+	/* The balancer does not hold the VIP (the kernel would route a ping
+	 * of it back to the router): the datapath answers it. */
+	{ "icmp echo request to a vip address: answered",
+	  .in = { V4(CLIENT4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 8, .ttl = 57,
+		  .icmp_rest = 0x12340001, .payload_len = 56 },
+	  ANSWERED(ICMP_ECHO_REPLY) },
+	{ "icmp echo request with ip options, behind a vlan tag: answered",
+	  .in = { V4(CLIENT4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 8, .vlans = 1,
+		  .vlan_id = { 7 }, .ip_opt = opt_router_alert,
+		  .ip_opt_len = sizeof(opt_router_alert), .payload_len = 9 },
+	  ANSWERED(ICMP_ECHO_REPLY) },
+	{ "icmpv6 echo request to a vip address: answered",
+	  .in = { V6(CLIENT6, VIP6, IPPROTO_ICMPV6, 0, 0), .icmp_type = 128, .ttl = 3,
+		  .icmp_rest = 0xbeef0002, .payload_len = 56 },
+	  ANSWERED(ICMP_ECHO_REPLY) },
+	{ "icmp echo reply to a vip address: dropped",
+	  .in = { V4(CLIENT4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 0, .payload_len = 56 },
 	  DROPPED(DROP_VIP_PORT) },
-	{ "icmpv6 echo request to a vip address: dropped",
-	  .in = { V6(CLIENT6, VIP6, IPPROTO_ICMPV6, 0, 0), .icmp_type = 128, .payload_len = 56 },
+	{ "icmpv6 echo reply to a vip address: dropped",
+	  .in = { V6(CLIENT6, VIP6, IPPROTO_ICMPV6, 0, 0), .icmp_type = 129, .payload_len = 56 },
+	  DROPPED(DROP_VIP_PORT) },
+	{ "icmp echo request from a broadcast address: dropped",
+	  .in = { V4("255.255.255.255", VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 8, .payload_len = 8 },
+	  DROPPED(DROP_VIP_PORT) },
+	{ "icmpv6 echo request from a multicast address: dropped",
+	  .in = { V6("ff02::1", VIP6, IPPROTO_ICMPV6, 0, 0), .icmp_type = 128, .payload_len = 8 },
+	  DROPPED(DROP_VIP_PORT) },
+	{ "icmpv6 echo request behind an extension header: dropped",
+	  .in = { V6(CLIENT6, VIP6, IPPROTO_ICMPV6, 0, 0), .icmp_type = 128, .payload_len = 8,
+		  .ext = { { .type = 0, .len8 = 0 } }, .n_ext = 1 },
 	  DROPPED(DROP_VIP_PORT) },
 	{ "icmp echo request to another address goes to the kernel",
 	  .in = { V4(CLIENT4, "192.0.2.99", IPPROTO_ICMP, 0, 0), .icmp_type = 8, .payload_len = 56 },
