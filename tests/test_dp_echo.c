@@ -20,25 +20,6 @@ static const struct pkt_desc ping4 = {
 	.icmp_rest = 0x00010001, .payload_len = 56,
 };
 
-static __u32 run_verdict(const struct pkt_desc *d, __u8 *out, __u32 *out_len)
-{
-	__u8 in[PKT_MAX];
-	size_t len = pkt_build(d, in);
-	__u32 retval = ~0U;
-
-	if (!ASSERT_OK(dp_run(&fx, in, len, out, out_len, &retval), "run"))
-		return ~0U;
-	return retval;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* 9,000 bytes of data: the first buffer holds the headers, the program
  * reads nothing beyond them. */
 static void a_jumbo_request_is_answered(void)
@@ -88,45 +69,21 @@ static void an_address_answers_while_one_of_its_vips_does(void)
 	ASSERT_OK(bpf_map_update_elem(fd, &key, &saved, BPF_EXIST), "restore");
 }
 
-/* icmp-rate 20: a bucket of 3 on each CPU, refilled at 20 a second. */
+/* A flood held to the rate, and the too-big answers' bucket, another,
+ * still full after it. */
 static void a_flood_is_held_to_the_rate(void)
 {
 	const struct pkt_desc big = { V4(CLIENT4, "192.0.2.50", TCP, 40210, 80),
 				      .df = true, .payload_len = 1441 };
-	struct xlb_counter a0, a1, d0, d1;
-	__u32 out_len, i, n = 200, answered;
 	__u8 out[PKT_MAX];
-	double t0, t1;
+	__u32 out_len;
 
 	if (!fixture())
 		return;
-	fx.cfg.icmp_rate = 20;
-	if (!ASSERT_OK(dp_write_config(&fx), "icmp-rate 20"))
-		return;
-	sleep(1);	/* the buckets full, whatever came before */
-	a0 = dp_counter(fx.maps.stats, XLB_STAT_ICMP_ECHO_REPLY);
-	d0 = dp_counter(fx.maps.stats, XLB_STAT_DROP_ECHO_RATE);
-	t0 = now_s();
-	for (i = 0; i < n; i++)
-		if (run_verdict(&ping4, out, &out_len) == ~0U)
-			break;
-	t1 = now_s();
-	a1 = dp_counter(fx.maps.stats, XLB_STAT_ICMP_ECHO_REPLY);
-	d1 = dp_counter(fx.maps.stats, XLB_STAT_DROP_ECHO_RATE);
-	answered = a1.packets - a0.packets;
-	printf("  %u of %u echo requests answered in %.3f s\n", answered, n, t1 - t0);
-	ASSERT_TRUE(answered >= 3, "the bucket's 3 answered");
-	/* Each CPU has its bucket: runs may move between CPUs. */
-	ASSERT_TRUE(answered <= (3 + 20 * (t1 - t0) + 1) *
-				libbpf_num_possible_cpus(),
-		    "no more than the rate gives");
-	ASSERT_EQ(answered + (d1.packets - d0.packets), n,
-		  "the rest dropped, drop_echo_rate");
-	/* The too-big answers' bucket is another: still full. */
+	dp_expect_rate_held(&ping4, 200, XLB_STAT_ICMP_ECHO_REPLY,
+			    XLB_STAT_DROP_ECHO_RATE);
 	expect_run(&big, XDP_TX, XLB_STAT_ICMP_TOO_BIG, out, &out_len,
 		   "a too-big answer after the flood");
-	fx.cfg.icmp_rate = 0;
-	ASSERT_OK(dp_write_config(&fx), "icmp-rate back to the default");
 }
 
 TEST_MAIN(

@@ -158,42 +158,10 @@ static void answers_are_held_to_the_rate(void)
 {
 	struct pkt_desc big = { V4(CLIENT4, VIP_MTU4_ADDR, TCP, 40210, 80),
 				.df = true, .payload_len = 1441 };
-	__u8 in[PKT_MAX], out[PKT_MAX];
-	size_t len = pkt_build(&big, in);
-	struct xlb_counter a0, a1, d0, d1;
-	__u32 out_len, retval, i, n = 200, answered;
-	struct timespec ts;
-	double t0, t1;
 
-	if (!fixture())
-		return;
-	fx.cfg.icmp_rate = 20;
-	if (!ASSERT_OK(dp_write_config(&fx), "icmp-rate 20"))
-		return;
-	/* A second's rest fills the bucket, whatever came before. */
-	sleep(1);
-	a0 = dp_counter(fx.maps.stats, XLB_STAT_ICMP_TOO_BIG);
-	d0 = dp_counter(fx.maps.stats, XLB_STAT_DROP_TOO_BIG);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t0 = ts.tv_sec + ts.tv_nsec / 1e9;
-	for (i = 0; i < n; i++)
-		if (!ASSERT_OK(dp_run(&fx, in, len, out, &out_len, &retval),
-			       "run"))
-			break;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t1 = ts.tv_sec + ts.tv_nsec / 1e9;
-	a1 = dp_counter(fx.maps.stats, XLB_STAT_ICMP_TOO_BIG);
-	d1 = dp_counter(fx.maps.stats, XLB_STAT_DROP_TOO_BIG);
-	answered = a1.packets - a0.packets;
-	ASSERT_TRUE(answered >= 3, "the bucket's 3 answered");
-	/* Each CPU has its bucket: runs may move between CPUs. */
-	ASSERT_TRUE(answered <= (3 + 20 * (t1 - t0) + 1) *
-				libbpf_num_possible_cpus(),
-		    "no more than the rate gives");
-	ASSERT_EQ(answered + (d1.packets - d0.packets), n,
-		  "the rest dropped, drop_too_big");
-	fx.cfg.icmp_rate = 0;
-	ASSERT_OK(dp_write_config(&fx), "icmp-rate back to the default");
+	if (fixture())
+		dp_expect_rate_held(&big, 200, XLB_STAT_ICMP_TOO_BIG,
+				    XLB_STAT_DROP_TOO_BIG);
 }
 
 TEST_MAIN(

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -1051,6 +1053,52 @@ static inline bool expect_run(const struct pkt_desc *d, int verdict,
 	if (verdict == XDP_PASS || verdict == XDP_DROP)
 		ok &= ASSERT_EQ(*out_len, len, what) && ASSERT_MEM_EQ(out, in, len, what);
 	return ok && !test_failed;
+}
+
+/*
+ * n runs of the packet of d under icmp-rate 20 (a bucket of 3 on each
+ * CPU, refilled at 20 a second), from full buckets: at least the 3
+ * answered (counter answer), at most what the rate gives over the time
+ * taken on every CPU, the rest counted as dropped. The rate is back to
+ * the default after.
+ */
+static inline void dp_expect_rate_held(const struct pkt_desc *d, __u32 n,
+				       enum xlb_stat answer, enum xlb_stat drop)
+{
+	__u8 in[PKT_MAX], out[PKT_MAX];
+	size_t len = pkt_build(d, in);
+	struct xlb_counter a0, a1, d0, d1;
+	__u32 out_len, retval, i, answered;
+	struct timespec ts;
+	double t0, t1;
+
+	fx.cfg.icmp_rate = 20;
+	if (!ASSERT_OK(dp_write_config(&fx), "icmp-rate 20"))
+		return;
+	/* A second's rest fills the bucket, whatever came before. */
+	sleep(1);
+	a0 = dp_counter(fx.maps.stats, answer);
+	d0 = dp_counter(fx.maps.stats, drop);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = ts.tv_sec + ts.tv_nsec / 1e9;
+	for (i = 0; i < n; i++)
+		if (!ASSERT_OK(dp_run(&fx, in, len, out, &out_len, &retval),
+			       "run"))
+			break;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t1 = ts.tv_sec + ts.tv_nsec / 1e9;
+	a1 = dp_counter(fx.maps.stats, answer);
+	d1 = dp_counter(fx.maps.stats, drop);
+	answered = a1.packets - a0.packets;
+	ASSERT_TRUE(answered >= 3, "the bucket's 3 answered");
+	/* Each CPU has its bucket: runs may move between CPUs. */
+	ASSERT_TRUE(answered <= (3 + 20 * (t1 - t0) + 1) *
+				libbpf_num_possible_cpus(),
+		    "no more than the rate gives");
+	ASSERT_EQ(answered + (d1.packets - d0.packets), n,
+		  "the rest dropped, counted");
+	fx.cfg.icmp_rate = 0;
+	ASSERT_OK(dp_write_config(&fx), "icmp-rate back to the default");
 }
 
 /* To the one-backend VIPs: VIP_MTU4's is IPv4, VIP_MTU6's IPv6. */
