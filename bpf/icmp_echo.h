@@ -13,7 +13,8 @@
  *   changed (RFC 1624): identifier, sequence and data stay, so a jumbo
  *   request's data beyond the first buffer is never read.
  * - Never to a multicast, broadcast, unspecified or loopback source, nor
- *   for a fragment or an IPv6 request behind extension headers: those, and
+ *   for a frame sent to a group MAC address, a fragment, an IPv4 request
+ *   with options or an IPv6 request behind extension headers: those, and
  *   echo replies sent to a VIP, are dropped as drop_vip_port, as before.
  * - At most icmp_rate replies a second on each CPU, a bucket of their own
  *   (bpf/icmp.h): the rest are dropped, counted drop_echo_rate.
@@ -68,14 +69,19 @@ XLB_INLINE int xlb_icmp_echo(struct xdp_md *ctx, const struct xlb_pkt *pkt)
 	__u32 l3 = pkt->l3_off, zero = 0;
 	__u16 old;
 
-	if (pkt->frag || l3 > XLB_L2_MAX || data + ETH_HLEN > end)
+	/* A frame sent to a group: its reply would come from the group's
+	 * address. */
+	if (pkt->frag || l3 > XLB_L2_MAX || data + ETH_HLEN > end ||
+	    *(__u8 *)data & 1)
 		return -XLB_STAT_DROP_VIP_PORT;
 	if (pkt->flow.family == XLB_AF_INET) {
 		struct iphdr *ip = data + xlb_l2_len(l3);
 
-		if ((void *)(ip + 1) > end || ip->ihl < 5)
+		/* Options (a source or record route) would need answering
+		 * in kind: not answered. */
+		if ((void *)(ip + 1) > end || ip->ihl != 5)
 			return -XLB_STAT_DROP_VIP_PORT;
-		ic = (void *)ip + (ip->ihl & 0xf) * 4;
+		ic = (void *)(ip + 1);
 		if ((void *)(ic + 1) > end || ic->type != XLB_ICMP_ECHO ||
 		    !xlb_icmp_src_ok4(pkt->flow.src[0]))
 			return -XLB_STAT_DROP_VIP_PORT;

@@ -6,7 +6,9 @@
  * protocol and family. Fragments have port 0 in their flow, so they find
  * the VIP registered with port 0 for that address and protocol: an operator
  * who expects fragmented traffic to a service adds that VIP (usually with
- * the same backends). Without it, fragments are not a VIP's traffic.
+ * the same backends). A flow no VIP of its port takes (a fragment without
+ * that VIP) goes to the all-port VIP of its address and protocol, if
+ * there is one; else it is not a VIP's traffic.
  *
  * The backend is one array index: the VIP's table (M backend ids, M prime,
  * chosen per VIP, four to an element) at flow hash mod M.
@@ -44,8 +46,16 @@ XLB_INLINE enum xlb_vip_guess xlb_vip_maybe(const struct xlb_flow *flow)
 		return XLB_VIP_MAYBE;
 	bit = xlb_vip_filter_bit(flow->dst, flow->dport, flow->proto,
 				 flow->family);
-	if (!xlb_vip_filter_has(f, bit))
-		return XLB_VIP_NONE;
+	if (!xlb_vip_filter_has(f, bit)) {
+		/* No VIP of its port: an all-port VIP of its address? */
+		if (!(f->ready & XLB_VIP_FILTER_ALL_PORTS))
+			return XLB_VIP_NONE;
+		bit = xlb_vip_filter_bit(flow->dst, 0,
+					 flow->proto | XLB_VIP_PROTO_ALL_PORTS,
+					 flow->family);
+		if (!xlb_vip_filter_has(f, bit))
+			return XLB_VIP_NONE;
+	}
 	if (__builtin_expect(f->ready & XLB_VIP_FILTER_STATELESS, 0) &&
 	    f->stateless[bit / 64] >> (bit % 64) & 1)
 		return XLB_VIP_MAYBE_STATELESS;
@@ -96,7 +106,9 @@ XLB_INLINE int xlb_not_vip(struct xdp_md *ctx, const struct xlb_pkt *pkt,
  * The flow's VIP: the record in the slot of its filter bit, when the slot
  * holds the flow's key, which is one array index and a compare; else the
  * key's in xlb_vips, which hashes it (tens of nanoseconds of a packet
- * that goes by the table).
+ * that goes by the table). Then, if no VIP has the flow's port (for a
+ * fragment, port 0: the fragments' VIP), the all-port VIP of its address
+ * and protocol, the same way: the more specific VIP wins.
  */
 XLB_INLINE const struct xlb_vip *xlb_vip_lookup(const struct xlb_flow *flow)
 {
@@ -106,22 +118,31 @@ XLB_INLINE const struct xlb_vip *xlb_vip_lookup(const struct xlb_flow *flow)
 		.family = flow->family,
 	};
 	const struct xlb_vip_slot *slot;
+	const struct xlb_vip *vip;
 	const __u32 *a, *b;
-	__u32 bit, diff = 0;
-	int i;
+	__u32 bit, diff;
+	int i, k;
 
 	__builtin_memcpy(key.addr, flow->dst, sizeof(key.addr));
-	bit = xlb_vip_key_bit(&key);
-	slot = bpf_map_lookup_elem(&xlb_vip_slots, &bit);
-	if (slot) {
-		a = (const __u32 *)&slot->key;
-		b = (const __u32 *)&key;
-		for (i = 0; i < (int)(sizeof(key) / sizeof(*a)); i++)
-			diff |= a[i] ^ b[i];
-		if (!diff)
-			return &slot->vip;
+	for (k = 0; k < 2; k++) {
+		bit = xlb_vip_key_bit(&key);
+		slot = bpf_map_lookup_elem(&xlb_vip_slots, &bit);
+		if (slot) {
+			a = (const __u32 *)&slot->key;
+			b = (const __u32 *)&key;
+			diff = 0;
+			for (i = 0; i < (int)(sizeof(key) / sizeof(*a)); i++)
+				diff |= a[i] ^ b[i];
+			if (!diff)
+				return &slot->vip;
+		}
+		vip = bpf_map_lookup_elem(&xlb_vips, &key);
+		if (vip)
+			return vip;
+		key.port = 0;
+		key.proto |= XLB_VIP_PROTO_ALL_PORTS;
 	}
-	return bpf_map_lookup_elem(&xlb_vips, &key);
+	return NULL;
 }
 
 /* The backend id in the VIP's table at slot hash mod M. */

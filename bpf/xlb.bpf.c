@@ -75,6 +75,10 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id,
 	int err;
 
 	err = xlb_parse(ctx, &pkt);
+	/* A jumbo frame's bytes are in several buffers (l3_len is 0 when
+	 * the parser did not get that far). */
+	if (__builtin_expect(pkt.l3_off + pkt.l3_len > *bytes, 0))
+		*bytes = bpf_xdp_get_buff_len(ctx);
 	if (!err) {
 		guess = xlb_vip_maybe(&pkt.flow);
 		if (guess == XLB_VIP_NONE)
@@ -82,9 +86,6 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id,
 	}
 	if (err)
 		return xlb_not_vip(ctx, &pkt, err);
-	/* A jumbo frame's bytes are in several buffers. */
-	if (__builtin_expect(pkt.l3_off + pkt.l3_len > *bytes, 0))
-		*bytes = bpf_xdp_get_buff_len(ctx);
 	XLB_STAGE_END(XLB_STAGE_PARSE);
 
 	cfg = bpf_map_lookup_elem(&xlb_config, &zero);

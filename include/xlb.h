@@ -75,13 +75,18 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_flow) == 40, "xlb_flow layout");
  * x86 and arm64 allows unaligned access). */
 typedef __u64 __attribute__((may_alias)) xlb_word;
 
-/* Key of the VIP map: address, port, protocol. */
+/* Key of the VIP map: address, port, protocol. Port 0 is the VIP of the
+ * fragments sent to the address with that protocol; port 0 with
+ * XLB_VIP_PROTO_ALL_PORTS in proto the VIP of every port of the address
+ * that no VIP of its own port takes (its port written as an asterisk). */
 struct xlb_vip_key {
 	__be32 addr[4];
 	__be16 port;
-	__u8 proto;		/* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 proto;		/* IPPROTO_TCP or IPPROTO_UDP, maybe with
+				 * XLB_VIP_PROTO_ALL_PORTS */
 	__u8 family;		/* enum xlb_family */
 };
+#define XLB_VIP_PROTO_ALL_PORTS	0x80
 XLB_STATIC_ASSERT(sizeof(struct xlb_vip_key) == 20, "xlb_vip_key layout");
 
 /*
@@ -152,6 +157,7 @@ struct xlb_vip_filter {
 };
 #define XLB_VIP_FILTER_READY		(1ULL << 0)
 #define XLB_VIP_FILTER_STATELESS	(1ULL << 1)	/* some VIP is stateless */
+#define XLB_VIP_FILTER_ALL_PORTS	(1ULL << 2)	/* some VIP takes all ports */
 XLB_STATIC_ASSERT(sizeof(struct xlb_vip_filter) == 8 + XLB_VIP_FILTER_BITS / 4,
 		  "xlb_vip_filter layout");
 
@@ -379,13 +385,13 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_counter) == 16, "xlb_counter layout");
 	X(DROP_NO_CONFIG,	"drop_no_config")			\
 	X(DROP_NO_SOURCE,	"drop_no_source")			\
 	X(DROP_VIP_PORT,	"drop_vip_port")			\
+	X(ICMP_ECHO_REPLY,	"icmp_echo_reply")			\
+	X(DROP_ECHO_RATE,	"drop_echo_rate")			\
 	X(CT_HIT,		"ct_hit")				\
 	X(CT_MISS,		"ct_miss")				\
 	X(CT_INSERT,		"ct_insert")				\
 	X(CT_BYPASS,		"ct_bypass")				\
-	X(CT_EVICT,		"ct_evict")				\
-	X(ICMP_ECHO_REPLY,	"icmp_echo_reply")			\
-	X(DROP_ECHO_RATE,	"drop_echo_rate")
+	X(CT_EVICT,		"ct_evict")
 
 #define XLB_STAT_ENUM(name, str) XLB_STAT_##name,
 enum xlb_stat {

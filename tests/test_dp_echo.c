@@ -9,6 +9,7 @@
  *    dropped as drop_echo_rate, and it leaves the too-big answers their
  *    own bucket.
  */
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,12 +79,26 @@ static void a_flood_is_held_to_the_rate(void)
 	__u8 out[PKT_MAX];
 	__u32 out_len;
 
+	cpu_set_t one, was;
+
 	if (!fixture())
+		return;
+	/* On one CPU, so that the flood and the runs after it take from
+	 * the same CPU's buckets. */
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	if (!ASSERT_OK(sched_getaffinity(0, sizeof(was), &was), "affinity") ||
+	    !ASSERT_OK(sched_setaffinity(0, sizeof(one), &one), "run on CPU 0"))
 		return;
 	dp_expect_rate_held(&ping4, 200, XLB_STAT_ICMP_ECHO_REPLY,
 			    XLB_STAT_DROP_ECHO_RATE);
+	/* Still under the flood's rate, the echo bucket empty. */
+	expect_run(&ping4, XDP_DROP, XLB_STAT_DROP_ECHO_RATE, out, &out_len,
+		   "an echo request after the flood: dropped");
 	expect_run(&big, XDP_TX, XLB_STAT_ICMP_TOO_BIG, out, &out_len,
 		   "a too-big answer after the flood");
+	dp_rate_default();
+	sched_setaffinity(0, sizeof(was), &was);
 }
 
 TEST_MAIN(

@@ -256,20 +256,25 @@ static bool ref_classify(const __u8 *frame, size_t len, struct ref_pkt *r)
 	return false;
 }
 
-/* The fixture's VIP for a flow, 0 when none. */
+/* The fixture's VIP for a flow, 0 when none: the VIP of its port, else
+ * the all-port VIP of its address. */
 static __u32 ref_vip(const struct xlb_flow *f)
 {
 	size_t i;
+	int all;
 
-	for (i = 0; i < sizeof(dp_vip_defs) / sizeof(dp_vip_defs[0]); i++) {
-		const struct dp_vip_def *d = &dp_vip_defs[i];
-		__u8 addr[16] = {};
+	for (all = 0; all < 2; all++) {
+		for (i = 0; i < sizeof(dp_vip_defs) / sizeof(dp_vip_defs[0]); i++) {
+			const struct dp_vip_def *d = &dp_vip_defs[i];
+			__u8 addr[16] = {};
 
-		pkt_addr(d->family, d->addr, addr);
-		if ((d->family == 4 ? XLB_AF_INET : XLB_AF_INET6) == f->family &&
-		    d->proto == f->proto && htons(d->port) == f->dport &&
-		    !memcmp(addr, f->dst, 16))
-			return d->id;
+			pkt_addr(d->family, d->addr, addr);
+			if ((d->family == 4 ? XLB_AF_INET : XLB_AF_INET6) == f->family &&
+			    d->proto == f->proto && d->all_ports == all &&
+			    (all || htons(d->port) == f->dport) &&
+			    !memcmp(addr, f->dst, 16))
+				return d->id;
+		}
 	}
 	return 0;
 }

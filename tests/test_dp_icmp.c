@@ -159,9 +159,11 @@ static void answers_are_held_to_the_rate(void)
 	struct pkt_desc big = { V4(CLIENT4, VIP_MTU4_ADDR, TCP, 40210, 80),
 				.df = true, .payload_len = 1441 };
 
-	if (fixture())
-		dp_expect_rate_held(&big, 200, XLB_STAT_ICMP_TOO_BIG,
-				    XLB_STAT_DROP_TOO_BIG);
+	if (!fixture())
+		return;
+	dp_expect_rate_held(&big, 200, XLB_STAT_ICMP_TOO_BIG,
+			    XLB_STAT_DROP_TOO_BIG);
+	dp_rate_default();
 }
 
 TEST_MAIN(

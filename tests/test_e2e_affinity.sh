@@ -4,9 +4,8 @@
 # Client affinity end to end, real TCP through the topology of
 # scripts/topology.sh (xlb attached with `ip link`, three backends
 # answering by direct server return), the TCP VIPs set to --hash src-ip:
-#  - 200 connections from one client address reach one backend, IPv4 and
-#    IPv6 (and two addresses of one /64 reach one backend with
-#    --affinity-prefix 64);
+#  - 200 connections from one client address reach one backend (IPv4),
+#    and from seven addresses of one /64 with --affinity-prefix 64 (IPv6);
 #  - 200 connections from 50 client addresses: each client's on one
 #    backend, the clients per backend within the binomial band of its
 #    share of the table;
@@ -35,8 +34,15 @@ for ((n = 0; n < CLIENTS; n++)); do
 		{ tl_fail affinity_addresses "cannot add 203.0.113.$((150 + n))"; exit 1; }
 done
 src_list=$(IFS=,; echo "${srcs[*]}")
-ip -n "${TOPO_NS_CLIENT[1]}" addr add 2001:db8:c::1:99/64 dev eth0 nodad ||
-	{ tl_fail affinity_addresses "cannot add 2001:db8:c::1:99"; exit 1; }
+# Six more of client 1's /64: with the prefix ignored, all seven would
+# share a backend once in 729.
+srcs6=("${TOPO_CLIENT6[1]}")
+for n in 0 1 2 3 4 5; do
+	srcs6+=("2001:db8:c::1:9$n")
+	ip -n "${TOPO_NS_CLIENT[1]}" addr add "2001:db8:c::1:9$n/64" dev eth0 nodad ||
+		{ tl_fail affinity_addresses "cannot add 2001:db8:c::1:9$n"; exit 1; }
+done
+src6_list=$(IFS=,; echo "${srcs6[*]}")
 
 # conns NAME VIP ARGS...: CONNS connections, all completed (NAME_complete).
 conns() {
@@ -53,8 +59,8 @@ per_client() {
 
 conns one4 "$vip4"
 tl_check one_ipv4_client_one_backend test "$(traffic_count "$E2E_TMP/one4" | wc -l)" -eq 1
-conns one6 "$vip6" --src "${TOPO_CLIENT6[1]},2001:db8:c::1:99"
-echo "  IPv6, two addresses of one /64: $(traffic_count "$E2E_TMP/one6" | xargs)"
+conns one6 "$vip6" --src "$src6_list"
+echo "  IPv6, seven addresses of one /64: $(traffic_count "$E2E_TMP/one6" | xargs)"
 tl_check one_ipv6_64_one_backend test "$(traffic_count "$E2E_TMP/one6" | wc -l)" -eq 1
 
 conns many4 "$vip4" --src "$src_list"

@@ -16,10 +16,11 @@
 #    next hop is unresolved (a later change of another backend does not
 #    say it again), `xlb show` flags it, and its connections are dropped,
 #    counted drop_neigh_unresolved;
-#  - a VIP address on a port no VIP has, a datagram to it and a ping of it
-#    (IPv4 and IPv6): dropped, counted drop_vip_port;
+#  - a datagram to a VIP address on a port no VIP has: dropped, counted
+#    drop_vip_port; pings of it (IPv4 and IPv6): answered by xlb;
 #  - none of these loops: with a default route on the balancer back to the
-#    router, as a real machine has, the router forwards each packet once,
+#    router, as a real machine has, the router forwards each packet (and
+#    each ping's reply) once,
 #    where a packet passed to the balancer's kernel would come back until
 #    its TTL ran out.
 set -uo pipefail
@@ -117,6 +118,7 @@ forwarded() {
 		END { print n + 0 }'
 }
 fwd0=$(forwarded "$rt") unres0=$(e2e_stat 1 drop_neigh_unresolved) port0=$(e2e_stat 1 drop_vip_port)
+echo0=$(e2e_stat 1 icmp_echo_reply)
 
 # One SYN (and perhaps its retransmission) to the unresolved backend.
 topo_in "$cl" timeout 1.5 bash -c "echo >/dev/tcp/$vip4/$TOPO_PORT" 2>/dev/null
@@ -124,17 +126,21 @@ sleep 0.3
 unres=$(($(e2e_stat 1 drop_neigh_unresolved) - unres0))
 tl_check unresolved_next_hop_counted test "$unres" -ge 1
 
-# A datagram to the VIP address on a port no VIP has, and pings: three.
+# A datagram to the VIP address on a port no VIP has: dropped; pings:
+# answered by the balancer.
 topo_in "$cl" bash -c "echo probe >/dev/udp/$vip4/9"
 topo_in "$cl" ping -c 1 -W 1 "$vip4" >/dev/null
 topo_in "$cl" ping -6 -c 1 -W 1 "$vip6" >/dev/null
 sleep 0.3
 port=$(($(e2e_stat 1 drop_vip_port) - port0))
-tl_check vip_port_and_pings_dropped test "$port" -eq 3
+echoes=$(($(e2e_stat 1 icmp_echo_reply) - echo0))
+tl_check vip_port_dropped test "$port" -eq 1
+tl_check pings_answered test "$echoes" -eq 2
 
-# Each reached the balancer through the router once, and never again.
+# Each reached the balancer through the router once, and never again (a
+# ping's reply went back through it once).
 fwd=$(($(forwarded "$rt") - fwd0))
-echo "  router forwarded $fwd datagrams for $unres unresolved and $port drop_vip_port packets"
-tl_check router_forwarded_each_packet_once test "$fwd" -eq $((unres + port))
+echo "  router forwarded $fwd datagrams for $unres unresolved, $port drop_vip_port packets and $echoes pings answered"
+tl_check router_forwarded_each_packet_once test "$fwd" -eq $((unres + port + 2 * echoes))
 
 exit $TL_FAILED

@@ -178,6 +178,11 @@ int xlb_flow_args(const char *client, const char *vip, const char *where,
 		p_err("%sbad VIP '%s': %s", where, vip, why);
 		return -EINVAL;
 	}
+	if (key.proto & XLB_VIP_PROTO_ALL_PORTS) {
+		p_err("%sbad VIP '%s': give the port the flow goes to",
+		      where, vip);
+		return -EINVAL;
+	}
 	if (!key.port) {
 		p_err("%sbad VIP '%s': a VIP of fragments has no flow: give its port",
 		      where, vip);

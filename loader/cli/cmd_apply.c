@@ -10,8 +10,10 @@
  *   {
  *     "config": { "seed": "HEX", "src4": "ADDR", "src6": "ADDR",
  *                 "udp_timeout": S, ... every setting of `xlb config` },
- *     "vips": [ { "vip": "ADDR:PORT/PROTO", "table_size": M,
+ *     "vips": [ { "vip": "ADDR:PORT/PROTO" (PORT * for all ports), "table_size": M,
  *                 "encap": "ipip" | "gue", "mode": "tracked" | "stateless",
+ *                 "hash": "5-tuple" | "src-ip", "affinity_prefix": LEN,
+ *                 "ping": true | false,
  *                 "history": [ { "prev": ADDR, "since": S,
  *                                "slots": "FIRST-LAST,N,..." } ],
  *                 "health": { "kind": "http", "interval_ms": MS, ... },
@@ -22,7 +24,9 @@
  * Settings absent from "config" keep their value; "vips" lists every VIP
  * (those not listed are deleted), and when absent VIPs are left alone.
  * A VIP's "encap" absent is ipip, the default ("mode": "stateless" makes
- * it gue), "mode" absent tracked; a stateless VIP's "history" (the
+ * it gue), "mode" absent tracked, "hash" absent 5-tuple, "ping" absent
+ * true; "affinity_prefix" (with src-ip) absent the whole address; a
+ * stateless VIP's "history" (the
  * previous owners of its slots, history.h) is written as it is, once each
  * entry is found to be one xlb_history_next() could have written for the
  * VIP's backends in the file; when absent the history is carried over the
@@ -450,6 +454,9 @@ static int check_vip(struct desired *d, struct json_object *o,
 	snprintf(at, sizeof(at), "%s.health", fv->where);
 	if (xlb_hc_check(NULL, &fv->hc, &why))
 		return bad(d, at, "%s", why);
+	/* A VIP of fragments or of all ports has no port to probe. */
+	if (fv->hc.kind > XLB_HC_NONE && !fv->hc.port && !fv->key.port)
+		return bad(d, at, "needs a port: the VIP has none of its own");
 	for (i = 0; i < fv->n; i++) {
 		snprintf(at, sizeof(at), "%s.backends[%zu]", fv->where, i);
 		err = check_backend(d, json_object_array_get_idx(backends, i),
@@ -651,6 +658,8 @@ static int apply_help(void)
 	       "   \"vips\": [{\"vip\": \"ADDR:PORT/PROTO\", \"table_size\": M,\n"
 	       "             \"encap\": \"ipip\" | \"gue\",\n"
 	       "             \"mode\": \"tracked\" | \"stateless\",\n"
+	       "             \"hash\": \"5-tuple\" | \"src-ip\", \"affinity_prefix\": LEN,\n"
+	       "             \"ping\": true | false,\n"
 	       "             \"history\": [{\"prev\": ADDR, \"since\": S,\n"
 	       "                          \"slots\": \"FIRST-LAST,N,...\"}],\n"
 	       "             \"health\": {\"kind\": \"tcp\", \"interval_ms\": MS, ...},\n"

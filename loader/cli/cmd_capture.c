@@ -77,7 +77,7 @@ static int parse_reasons(const char *opt, const char *val, void *dest)
 			if (!strcmp(tok, reason_names[k]))
 				break;
 		if (k == XLB_STAT_REASONS) {
-			p_err("bad %s '%s': no counter '%s' of a packet's outcome (forward, pass_*, drop_*, icmp_too_big)",
+			p_err("bad %s '%s': no counter '%s' of a packet's outcome (forward, pass_*, drop_*, icmp_too_big, icmp_echo_reply)",
 			      opt, val, tok);
 			return -EINVAL;
 		}

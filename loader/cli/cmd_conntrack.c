@@ -140,14 +140,31 @@ static bool in_prefix(const __be32 *a, const __be32 *p, __u8 len)
 	return (x[i] & mask) == (y[i] & mask);
 }
 
+/* Is the flow the filter's VIP's? An all-port VIP's flows are those of
+ * its address and protocol that its own backends hold (a VIP of their
+ * port would have taken them). */
+static bool vip_matches(const struct filter *f, const struct xlb_flow *flow,
+			const struct xlb_ct_entry *e)
+{
+	const struct xlb_state_vip *v;
+
+	if (flow->family != f->vip.family ||
+	    memcmp(flow->dst, f->vip.addr, sizeof(flow->dst)))
+		return false;
+	if (!(f->vip.proto & XLB_VIP_PROTO_ALL_PORTS))
+		return flow->proto == f->vip.proto && flow->dport == f->vip.port;
+	v = xlb_state_vip_find(f->snap->st, &f->vip);
+	return flow->proto == (f->vip.proto & ~XLB_VIP_PROTO_ALL_PORTS) && v &&
+	       e->backend_id < XLB_MAX_BACKENDS &&
+	       f->snap->st->backends[e->backend_id].vip_id == v->vip.id;
+}
+
 static bool matches(const struct filter *f, const struct xlb_flow *flow,
 		    const struct xlb_ct_entry *e)
 {
 	const struct xlb_backend *be;
 
-	if (f->by_vip && (flow->family != f->vip.family || flow->proto != f->vip.proto ||
-			  flow->dport != f->vip.port ||
-			  memcmp(flow->dst, f->vip.addr, sizeof(flow->dst))))
+	if (f->by_vip && !vip_matches(f, flow, e))
 		return false;
 	if (f->client_family && (flow->family != f->client_family ||
 				 !in_prefix(flow->src, f->client, f->client_len)))

@@ -27,7 +27,9 @@ static int vip_help(void)
 	       "       " VIP_DEL_USAGE "\n"
 	       "       xlb vip help\n"
 	       "VIP := ADDR:PORT/PROTO, e.g. 192.0.2.10:80/tcp or [2001:db8::10]:443/udp;\n"
-	       "       port 0 receives the fragments sent to ADDR with PROTO\n"
+	       "       port 0 receives the fragments sent to ADDR with PROTO; port *\n"
+	       "       every port of ADDR with PROTO that no VIP of its own takes\n"
+	       "       (and the fragments, without a port-0 VIP)\n"
 	       "M   := the Maglev table size, a prime in %d..%d (default %d);\n"
 	       "       a VIP holds at most M backends\n"
 	       "ENCAP := ipip (the default: IPIP, or IPv6-in-IP to IPv6 backends) or\n"
@@ -57,13 +59,15 @@ static int vip_help(void)
 }
 
 /*
- * The VIP's settings with h over them, checked alone and under each of
+ * The VIP's settings with h over them, checked alone (a VIP of port 0,
+ * fragments or all ports, must name the port to probe) and under each of
  * its backends' overrides (a backend's timeout must stay below the
  * VIP's new interval). Returns 0 or -EINVAL after p_err().
  */
 static int vip_health_check(const struct xlb_instance *inst,
 			    const struct xlb_state *st, const char *name,
-			    __u32 vip_id, const struct xlb_hc_config *c)
+			    __be16 port, __u32 vip_id,
+			    const struct xlb_hc_config *c)
 {
 	static __u32 ids[XLB_MAX_BACKENDS];
 	char addr[XLB_ADDR_STRLEN];
@@ -75,6 +79,12 @@ static int vip_health_check(const struct xlb_instance *inst,
 
 	if (xlb_hc_check(NULL, c, &why)) {
 		p_err("VIP %s: %s", name, why);
+		return -EINVAL;
+	}
+	/* A VIP of fragments or of all ports has no port to probe. */
+	if (c->kind > XLB_HC_NONE && !c->port && !port) {
+		p_err("VIP %s: its health checks need --health-port: it has no port of its own",
+		      name);
 		return -EINVAL;
 	}
 	n = inst ? xlb_state_vip_backends(st, vip_id, ids) : 0;
@@ -226,7 +236,7 @@ static int vip_add(int argc, char **argv)
 	if (err)
 		return err;
 	xlb_vip_str(&key, name, sizeof(name));
-	err = vip_health_check(NULL, NULL, name, 0, &h.c) ?:
+	err = vip_health_check(NULL, NULL, name, key.port, 0, &h.c) ?:
 	      vip_mode_flags(&mode, name, key.family, 0, &flags);
 	if (err)
 		return err;
@@ -314,7 +324,7 @@ static int vip_set(int argc, char **argv)
 	if (err)
 		goto out;
 	xlb_hc_overlay(&c, &h.c, h.given);
-	err = vip_health_check(&inst, st, name, v->vip.id, &c) ?:
+	err = vip_health_check(&inst, st, name, key.port, v->vip.id, &c) ?:
 	      vip_mode_flags(&mode, name, key.family, v->vip.flags, &flags);
 	if (err)
 		goto out;

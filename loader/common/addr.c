@@ -202,8 +202,13 @@ int xlb_vip_parse(const char *s, struct xlb_vip_key *key, const char **why)
 		return err;
 
 	/* Port 0 is a real VIP: the one that receives the fragments sent to
-	 * its address and protocol (they carry no ports). */
+	 * its address and protocol (they carry no ports). Port * takes
+	 * every port that no VIP of its own takes. */
 	n = slash - colon - 1;
+	if (n == 1 && colon[1] == '*') {
+		key->proto |= XLB_VIP_PROTO_ALL_PORTS;
+		return 0;
+	}
 	if (n == 0) {
 		*why = "missing port";
 		return -EINVAL;
@@ -211,7 +216,7 @@ int xlb_vip_parse(const char *s, struct xlb_vip_key *key, const char **why)
 	memcpy(num, colon + 1, n < sizeof(num) ? n : sizeof(num) - 1);
 	num[n < sizeof(num) ? n : sizeof(num) - 1] = '\0';
 	if (n >= sizeof(num) || xlb_u32_parse(num, 0, 65535, &port, why)) {
-		*why = "port must be a number 0..65535";
+		*why = "port must be a number 0..65535 or *";
 		return -EINVAL;
 	}
 	key->port = htons(port);
@@ -220,15 +225,20 @@ int xlb_vip_parse(const char *s, struct xlb_vip_key *key, const char **why)
 
 const char *xlb_vip_str(const struct xlb_vip_key *key, char *buf, size_t len)
 {
-	char a[XLB_ADDR_STRLEN];
-	const char *proto = key->proto == IPPROTO_TCP ? "tcp" :
-			    key->proto == IPPROTO_UDP ? "udp" : "?";
+	__u8 p = key->proto & ~XLB_VIP_PROTO_ALL_PORTS;
+	const char *proto = p == IPPROTO_TCP ? "tcp" :
+			    p == IPPROTO_UDP ? "udp" : "?";
+	char a[XLB_ADDR_STRLEN], port[8];
 
 	xlb_addr_str(key->addr, key->family, a, sizeof(a));
-	if (key->family == XLB_AF_INET6)
-		snprintf(buf, len, "[%s]:%u/%s", a, ntohs(key->port), proto);
+	if (key->proto & XLB_VIP_PROTO_ALL_PORTS)
+		snprintf(port, sizeof(port), "*");
 	else
-		snprintf(buf, len, "%s:%u/%s", a, ntohs(key->port), proto);
+		snprintf(port, sizeof(port), "%u", ntohs(key->port));
+	if (key->family == XLB_AF_INET6)
+		snprintf(buf, len, "[%s]:%s/%s", a, port, proto);
+	else
+		snprintf(buf, len, "%s:%s/%s", a, port, proto);
 	return buf;
 }
 

@@ -333,8 +333,13 @@ static void table_explain(struct xlb_lookup *lk, const struct xlb_lookup_query *
 	__u16 e;
 
 	memcpy(key.addr, q->flow.dst, sizeof(key.addr));
-	if (bpf_map_lookup_elem(lk->vips_fd, &key, &a->vip))
-		return;
+	/* As the datapath: the VIP of the port, else the all-port one. */
+	if (bpf_map_lookup_elem(lk->vips_fd, &key, &a->vip)) {
+		key.port = 0;
+		key.proto |= XLB_VIP_PROTO_ALL_PORTS;
+		if (bpf_map_lookup_elem(lk->vips_fd, &key, &a->vip))
+			return;
+	}
 	a->is_vip = true;
 	a->hash = xlb_vip_flow_hash(&q->flow, a->vip.flags, cfg->hash_key);
 	t = table_of(lk, a->vip.id);

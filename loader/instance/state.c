@@ -59,7 +59,9 @@ static void validate_vips(struct xlb_state *st)
 	for (i = 0; i < st->n_vips; i++) {
 		v = &st->vips[i];
 		if ((v->key.family != XLB_AF_INET && v->key.family != XLB_AF_INET6) ||
-		    (v->key.proto != IPPROTO_TCP && v->key.proto != IPPROTO_UDP))
+		    ((v->key.proto & ~XLB_VIP_PROTO_ALL_PORTS) != IPPROTO_TCP &&
+		     (v->key.proto & ~XLB_VIP_PROTO_ALL_PORTS) != IPPROTO_UDP) ||
+		    (v->key.proto & XLB_VIP_PROTO_ALL_PORTS && v->key.port))
 			snprintf(v->corrupt, sizeof(v->corrupt),
 				 "family %u, protocol %u", v->key.family,
 				 v->key.proto);
@@ -420,13 +422,17 @@ __u64 xlb_state_fingerprint(const struct xlb_state *st,
 	xlb_sip_word(&s, st->config.hash_key[0], 1);
 	xlb_sip_word(&s, st->config.hash_key[1], 1);
 	words = 4;
-	/* GUE or stateless sends other packets: in the fingerprint, with the
-	 * port they go to (a tracked IPIP VIP's fingerprint stays as it was). */
+	/* GUE, stateless or affinity sends other packets: in the
+	 * fingerprint, GUE with the port it goes to (a tracked IPIP VIP of
+	 * the 5-tuple keeps the fingerprint it had). */
 	if (v->vip.flags & XLB_VIP_F_FLOWS) {
 		xlb_sip_word(&s, v->vip.flags & XLB_VIP_F_FLOWS, 1);
+		words++;
+	}
+	if (v->vip.flags & XLB_VIP_F_GUE) {
 		xlb_sip_word(&s, st->config.gue_port ? ntohs(st->config.gue_port)
 						     : XLB_GUE_DEFAULT_PORT, 1);
-		words += 2;
+		words++;
 	}
 	for (i = 0; i < v->vip.table_size; i++) {
 		id = slots[i];

@@ -183,6 +183,9 @@ int xlb_vip_filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
 			continue;
 		bit = xlb_vip_key_bit(key);
 		want->bits[bit / 64] |= 1ULL << (bit % 64);
+		/* Then a packet whose port has no bit looks for it. */
+		if (key->proto & XLB_VIP_PROTO_ALL_PORTS)
+			want->ready |= XLB_VIP_FILTER_ALL_PORTS;
 		/* A stateless VIP's packets skip the connection table. */
 		if ((i < st->n_vips ? st->vips[i].vip.flags : extra_flags) &
 		    XLB_VIP_F_STATELESS) {

@@ -45,6 +45,9 @@ enum {
 	VIP_MTU6,		/* one IPv6 backend */
 	VIP_RANDOM4,		/* 64 backends, M = 65537, random table */
 	VIP_RANDOM6,
+	VIP_ALL4,		/* 192.0.2.60, every TCP port ... */
+	VIP_ALL4_80,		/* ... but 80, 192.0.2.60:80/tcp's */
+	VIP_ALL6,		/* 2001:db8:f::60, every UDP port */
 	VIP__COUNT,
 };
 
@@ -60,6 +63,7 @@ struct dp_vip_def {
 	__u32 m;
 	const char *backends[4];	/* unused entries NULL */
 	bool no_table;
+	bool all_ports;			/* every port of the address (port 0) */
 };
 
 static const struct dp_vip_def dp_vip_defs[] = {
@@ -99,6 +103,12 @@ static const struct dp_vip_def dp_vip_defs[] = {
 	  .backends = { NULL } },
 	{ .id = VIP_RANDOM6, .family = 6, .addr = "2001:db8:f::40", .port = 443, .proto = IPPROTO_TCP, .m = DP_RANDOM_M,
 	  .backends = { NULL } },
+	{ .id = VIP_ALL4, .family = 4, .addr = "192.0.2.60", .proto = IPPROTO_TCP, .m = 7, .all_ports = true,
+	  .backends = { "203.0.113.61", "203.0.113.62" } },
+	{ .id = VIP_ALL4_80, .family = 4, .addr = "192.0.2.60", .port = 80, .proto = IPPROTO_TCP, .m = 3,
+	  .backends = { "203.0.113.63" } },
+	{ .id = VIP_ALL6, .family = 6, .addr = "2001:db8:f::60", .proto = IPPROTO_UDP, .m = 7, .all_ports = true,
+	  .backends = { "2001:db8:b0::61", "2001:db8:b0::62" } },
 };
 
 struct dp_backend {
@@ -225,7 +235,9 @@ static inline int dp_add_vip_filter(struct dp_fixture *fx,
 	memcpy(key.addr, vip->addr, sizeof(key.addr));
 	if (bpf_map_lookup_elem(filter_fd, &zero, &f))
 		return -errno;
-	f.ready = 1;
+	f.ready |= XLB_VIP_FILTER_READY;
+	if (vip->proto & XLB_VIP_PROTO_ALL_PORTS)
+		f.ready |= XLB_VIP_FILTER_ALL_PORTS;
 	bit = xlb_vip_key_bit(vip);
 	f.bits[bit / 64] |= 1ULL << (bit % 64);
 	bit = xlb_vip_filter_bit(key.addr, 0, 0, key.family);
@@ -241,6 +253,9 @@ static inline int dp_add_vip(struct dp_fixture *fx, const struct dp_vip_def *d)
 {
 	struct xlb_vip_key key = { .port = htons(d->port), .proto = d->proto,
 				   .family = d->family == 4 ? XLB_AF_INET : XLB_AF_INET6 };
+
+	if (d->all_ports)
+		key.proto |= XLB_VIP_PROTO_ALL_PORTS;
 	struct xlb_vip vip = { .id = d->id, .table_size = d->m };
 	struct dp_vip *v = &fx->vips[d->id];
 	__u32 ids[DP_MAX_VIP_BACKENDS], n = 0, i;
@@ -497,7 +512,8 @@ static inline bool dp_is_echo_reply(const __u8 *in, size_t len,
 	size_t l3 = PKT_ETH_LEN, hl, ic, i;
 	__u16 type;
 
-	if (out_len != len || len > PKT_MAX || len < PKT_ETH_LEN + 4)
+	if (out_len != len || len > PKT_MAX || len < PKT_ETH_LEN + 4 ||
+	    in[0] & 1)
 		return false;
 	type = pkt_get16(in + 12);
 	for (i = 0; i < 2 && (type == 0x8100 || type == 0x88a8); i++) {
@@ -510,8 +526,9 @@ static inline bool dp_is_echo_reply(const __u8 *in, size_t len,
 	if (type == 0x0800 && len >= l3 + 20 && (in[l3] >> 4) == 4) {
 		hl = (in[l3] & 0xf) * 4;
 		ic = l3 + hl;
-		if (hl < 20 || len < ic + 8 || in[l3 + 9] != IPPROTO_ICMP ||
-		    in[ic] != 8)
+		/* No options, not a fragment. */
+		if (hl != 20 || len < ic + 8 || in[l3 + 9] != IPPROTO_ICMP ||
+		    in[ic] != 8 || (pkt_get16(in + l3 + 6) & 0x3fff))
 			return false;
 		memcpy(want + l3 + 12, in + l3 + 16, 4);
 		memcpy(want + l3 + 16, in + l3 + 12, 4);
@@ -758,6 +775,26 @@ static const struct dp_case cases[] = {
 	  .in = { V4(CLIENT4, VIP4, TCP, 40011, 80), .frag = true, .mf = true, .payload_len = 16 },
 	  DROPPED(DROP_VIP_PORT) },
 
+	/* All-port VIPs: every port no VIP of its own takes, fragments too. */
+	{ "ipv4 tcp to port 42 of an all-port vip",
+	  .in = { V4(CLIENT4, "192.0.2.60", TCP, 40300, 42), .tcp_flags = PKT_TCP_SYN },
+	  FORWARD(VIP_ALL4, 4, CLIENT4, "192.0.2.60", 40300, 42, TCP) },
+	{ "ipv4 tcp to port 8080 of an all-port vip",
+	  .in = { V4(CLIENT4, "192.0.2.60", TCP, 40301, 8080) },
+	  FORWARD(VIP_ALL4, 4, CLIENT4, "192.0.2.60", 40301, 8080, TCP) },
+	{ "ipv4 tcp to port 80 of an all-port vip's address: port 80's vip",
+	  .in = { V4(CLIENT4, "192.0.2.60", TCP, 40302, 80) },
+	  FORWARD(VIP_ALL4_80, 4, CLIENT4, "192.0.2.60", 40302, 80, TCP) },
+	{ "ipv4 tcp fragment to an all-port vip, hashed without ports",
+	  .in = { V4(CLIENT4, "192.0.2.60", TCP, 40303, 80), .frag = true, .mf = true, .payload_len = 16 },
+	  FORWARD(VIP_ALL4, 4, CLIENT4, "192.0.2.60", 0, 0, TCP) },
+	{ "ipv4 udp to an all-port tcp vip's address: dropped",
+	  .in = { V4(CLIENT4, "192.0.2.60", UDP, 5000, 42), .payload_len = 8 },
+	  DROPPED(DROP_VIP_PORT) },
+	{ "ipv6 udp to port 9999 of an all-port vip",
+	  .in = { V6(CLIENT6, "2001:db8:f::60", UDP, 5000, 9999), .payload_len = 8 },
+	  FORWARD(VIP_ALL6, 6, CLIENT6, "2001:db8:f::60", 5000, 9999, UDP) },
+
 	/* ICMP errors about a VIP's reply go to the flow's backend. */
 	{ "icmp fragmentation needed quoting a vip reply",
 	  .in = { V4(ROUTER4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 3, .icmp_code = 4,
@@ -800,11 +837,19 @@ static const struct dp_case cases[] = {
 	  .in = { V4(CLIENT4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 8, .ttl = 57,
 		  .icmp_rest = 0x12340001, .payload_len = 56 },
 	  ANSWERED(ICMP_ECHO_REPLY) },
-	{ "icmp echo request with ip options, behind a vlan tag: answered",
+	{ "icmp echo request behind a vlan tag: answered",
 	  .in = { V4(CLIENT4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 8, .vlans = 1,
-		  .vlan_id = { 7 }, .ip_opt = opt_router_alert,
-		  .ip_opt_len = sizeof(opt_router_alert), .payload_len = 9 },
+		  .vlan_id = { 7 }, .payload_len = 9 },
 	  ANSWERED(ICMP_ECHO_REPLY) },
+	{ "icmp echo request with ip options: dropped",
+	  .in = { V4(CLIENT4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 8,
+		  .ip_opt = opt_router_alert, .ip_opt_len = sizeof(opt_router_alert),
+		  .payload_len = 9 },
+	  DROPPED(DROP_VIP_PORT) },
+	{ "icmp echo request to the broadcast mac: dropped",
+	  .in = { V4(CLIENT4, VIP4, IPPROTO_ICMP, 0, 0), .icmp_type = 8,
+		  .dmac = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }, .payload_len = 9 },
+	  DROPPED(DROP_VIP_PORT) },
 	{ "icmpv6 echo request to a vip address: answered",
 	  .in = { V6(CLIENT6, VIP6, IPPROTO_ICMPV6, 0, 0), .icmp_type = 128, .ttl = 3,
 		  .icmp_rest = 0xbeef0002, .payload_len = 56 },
@@ -1059,8 +1104,8 @@ static inline bool expect_run(const struct pkt_desc *d, int verdict,
  * n runs of the packet of d under icmp-rate 20 (a bucket of 3 on each
  * CPU, refilled at 20 a second), from full buckets: at least the 3
  * answered (counter answer), at most what the rate gives over the time
- * taken on every CPU, the rest counted as dropped. The rate is back to
- * the default after.
+ * taken on every CPU, the rest counted as dropped. The rate stays: the
+ * caller puts it back with dp_rate_default().
  */
 static inline void dp_expect_rate_held(const struct pkt_desc *d, __u32 n,
 				       enum xlb_stat answer, enum xlb_stat drop)
@@ -1097,6 +1142,10 @@ static inline void dp_expect_rate_held(const struct pkt_desc *d, __u32 n,
 		    "no more than the rate gives");
 	ASSERT_EQ(answered + (d1.packets - d0.packets), n,
 		  "the rest dropped, counted");
+}
+
+static inline void dp_rate_default(void)
+{
 	fx.cfg.icmp_rate = 0;
 	ASSERT_OK(dp_write_config(&fx), "icmp-rate back to the default");
 }
