@@ -41,6 +41,10 @@ XLB_INLINE enum xlb_vip_guess xlb_vip_maybe(const struct xlb_flow *flow)
 	const struct xlb_vip_filter *f;
 	__u32 zero = 0, bit;
 
+	/* VIPs are TCP or UDP: a fragment of protocol 134 or 145 would
+	 * otherwise read as an all-port VIP's key. */
+	if (flow->proto & XLB_VIP_PROTO_ALL_PORTS)
+		return XLB_VIP_NONE;
 	f = bpf_map_lookup_elem(&xlb_vip_filter, &zero);
 	if (!f || !f->ready)
 		return XLB_VIP_MAYBE;
@@ -123,6 +127,8 @@ XLB_INLINE const struct xlb_vip *xlb_vip_lookup(const struct xlb_flow *flow)
 	__u32 bit, diff;
 	int i, k;
 
+	if (flow->proto & XLB_VIP_PROTO_ALL_PORTS)
+		return NULL;
 	__builtin_memcpy(key.addr, flow->dst, sizeof(key.addr));
 	for (k = 0; k < 2; k++) {
 		bit = xlb_vip_key_bit(&key);

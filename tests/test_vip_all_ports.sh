@@ -8,7 +8,8 @@
 #    port, the all-port VIP the others; UDP to the address is no VIP's;
 #  - it is spelled with * in `xlb show` (text and -j), `xlb apply` of
 #    the show changes nothing, and deleting it leaves the port's VIP;
-#  - its health checks need --health-port (it has no port to probe);
+#  - its health checks, and its backends', need --health-port (it has no
+#    port to probe);
 #  - bad ports (**, *5, a lookup of port *) are refused with one line
 #    and change nothing.
 set -uo pipefail
@@ -54,10 +55,13 @@ instance_dump >"$TMP/after"
 tl_check apply_of_show_changes_nothing cmp -s "$TMP/before" "$TMP/after"
 
 fails_unchanged health_needs_a_port "need --health-port" x vip set "$ALL" --health tcp
+fails_unchanged backend_health_needs_a_port "need --health-port" x backend add "$ALL" 198.51.100.14 --health tcp
 x vip set "$ALL" --health tcp --health-port 22 >/dev/null
 tl_check health_with_a_port test "$(x -j show | jq -r '.vips[] | select(.vip == "'"$ALL"'") | .health.port')" == 22
 jq '(.vips[] | select(.vip == "'"$ALL"'") | .health) |= del(.port)' <(x -j show) >"$TMP/noport.json"
-fails_unchanged file_health_needs_a_port "needs a port" x apply "$TMP/noport.json"
+fails_unchanged file_health_needs_a_port "need --health-port" x apply "$TMP/noport.json"
+x backend set "$ALL" 198.51.100.12 --health http >/dev/null
+tl_check a_backend_takes_the_vips_health_port test "$(x -j show | jq -r '.vips[] | select(.vip == "'"$ALL"'") | .backends[] | select(.addr == "198.51.100.12") | .health.kind')" == http
 fails_unchanged two_stars "port must be a number 0..65535 or *" x vip add '192.0.2.10:**/tcp'
 fails_unchanged star_and_digit "port must be a number 0..65535 or *" x vip add '192.0.2.10:*5/tcp'
 fails_unchanged lookup_of_port_star "give the port the flow goes to" x lookup 203.0.113.7:1000 "$ALL"

@@ -454,16 +454,17 @@ static int check_vip(struct desired *d, struct json_object *o,
 	snprintf(at, sizeof(at), "%s.health", fv->where);
 	if (xlb_hc_check(NULL, &fv->hc, &why))
 		return bad(d, at, "%s", why);
-	/* A VIP of fragments or of all ports has no port to probe. */
-	if (fv->hc.kind > XLB_HC_NONE && !fv->hc.port && !fv->key.port)
-		return bad(d, at, "needs a port: the VIP has none of its own");
+	if (xlb_hc_port_check(NULL, &fv->hc, fv->key.port, &why))
+		return bad(d, at, "%s", why);
 	for (i = 0; i < fv->n; i++) {
 		snprintf(at, sizeof(at), "%s.backends[%zu]", fv->where, i);
 		err = check_backend(d, json_object_array_get_idx(backends, i),
 				    at, &fv->want[i], &fv->be_hc[i]);
 		if (err)
 			return err;
-		if (xlb_hc_check(&fv->hc, &fv->be_hc[i], &why))
+		if (xlb_hc_check(&fv->hc, &fv->be_hc[i], &why) ||
+		    xlb_hc_port_check(&fv->hc, &fv->be_hc[i], fv->key.port,
+				      &why))
 			return bad(d, at, "health: %s", why);
 	}
 	return history ? check_history(d, history, fv) : 0;

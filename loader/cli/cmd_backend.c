@@ -139,7 +139,8 @@ static int backend_change(enum backend_op op, int argc, char **argv)
 	if (err)
 		goto out;
 	xlb_hc_overlay(&hc, &h.c, h.given);
-	if (op != BACKEND_DEL && xlb_hc_check(&vip_hc, &hc, &why)) {
+	if (op != BACKEND_DEL && (xlb_hc_check(&vip_hc, &hc, &why) ||
+				  xlb_hc_port_check(&vip_hc, &hc, key.port, &why))) {
 		p_err("backend %s of VIP %s: %s", aname, vname, why);
 		err = -EINVAL;
 		goto out;

@@ -189,8 +189,15 @@ static bool rec_vip(const struct run *r, const struct xlb_capture_rec *rec,
 			}
 		return false;
 	}
-	return frame_vip(rec->data, rec->caplen, k, src, &sport) &&
-	       xlb_state_vip_find(r->st, k);
+	if (!frame_vip(rec->data, rec->caplen, k, src, &sport) ||
+	    k->proto & XLB_VIP_PROTO_ALL_PORTS)
+		return false;
+	if (xlb_state_vip_find(r->st, k))
+		return true;
+	/* As the datapath: the VIP of the port, else the all-port one. */
+	k->port = 0;
+	k->proto |= XLB_VIP_PROTO_ALL_PORTS;
+	return xlb_state_vip_find(r->st, k);
 }
 
 static const char *verdict_str(__u32 v)

@@ -81,10 +81,8 @@ static int vip_health_check(const struct xlb_instance *inst,
 		p_err("VIP %s: %s", name, why);
 		return -EINVAL;
 	}
-	/* A VIP of fragments or of all ports has no port to probe. */
-	if (c->kind > XLB_HC_NONE && !c->port && !port) {
-		p_err("VIP %s: its health checks need --health-port: it has no port of its own",
-		      name);
+	if (xlb_hc_port_check(NULL, c, port, &why)) {
+		p_err("VIP %s: %s", name, why);
 		return -EINVAL;
 	}
 	n = inst ? xlb_state_vip_backends(st, vip_id, ids) : 0;

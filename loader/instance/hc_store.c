@@ -416,6 +416,23 @@ static int fields_check(const struct xlb_hc_config *c, const char **why)
 	return -EINVAL;
 }
 
+int xlb_hc_port_check(const struct xlb_hc_config *vip,
+		      const struct xlb_hc_config *c, __be16 vip_port,
+		      const char **why)
+{
+	struct xlb_hc_config eff;
+
+	if (vip)
+		xlb_hc_merge(vip, c, ntohs(vip_port), &eff);
+	else
+		xlb_hc_merge(c, NULL, ntohs(vip_port), &eff);
+	if (eff.kind > XLB_HC_NONE && !eff.port) {
+		*why = "its health checks need --health-port: the VIP has no port of its own";
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int xlb_hc_check(const struct xlb_hc_config *vip,
 		 const struct xlb_hc_config *c, const char **why)
 {

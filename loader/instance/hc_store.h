@@ -121,6 +121,14 @@ int xlb_hc_copy_backend(struct xlb_instance *inst, __u32 from, __u32 to,
 int xlb_hc_check(const struct xlb_hc_config *vip,
 		 const struct xlb_hc_config *c, const char **why);
 
+/* The same check of a probe's port for a VIP of port vip_port (network
+ * order): a VIP of port 0 (of fragments, or of all ports) has none of
+ * its own, so checks on (a backend's c over vip, or the VIP's c) must
+ * name one. 0, or -EINVAL with *why. */
+int xlb_hc_port_check(const struct xlb_hc_config *vip,
+		      const struct xlb_hc_config *c, __be16 vip_port,
+		      const char **why);
+
 /* Names of kinds, on_down values and health states ("tcp", "reset",
  * "down", ...). */
 const char *xlb_hc_kind_name(__u8 kind);

@@ -61,7 +61,7 @@ served() {
 		{ REASON="xlb show: $SHOW"; return 1; }
 	DIR=$(jq -r .pin_dir <<<"$SHOW")
 	WANT=$(jq -r '.vips[] | select(.fingerprint != null and .slots_without_backend < .table_size) |
-		.vip | sub(":[0-9]+/[a-z]+$"; "") | ltrimstr("[") | rtrimstr("]")' <<<"$SHOW" | sort -u)
+		.vip | sub(":([0-9]+|[*])/[a-z]+$"; "") | ltrimstr("[") | rtrimstr("]")' <<<"$SHOW" | sort -u)
 }
 
 # attached: the program on DEV holds DIR's pinned xlb_config among its maps.
