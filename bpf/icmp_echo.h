@@ -95,15 +95,17 @@ XLB_INLINE int xlb_icmp_echo(struct xdp_md *ctx, const struct xlb_pkt *pkt)
 			return -XLB_STAT_DROP_VIP_PORT;
 	}
 	cfg = bpf_map_lookup_elem(&xlb_config, &zero);
-	if (!cfg || !xlb_icmp_token(cfg, xlb_now(),
-				    XLB_ICMP_BUCKET_ECHO))
+	if (!cfg || !xlb_icmp_token(cfg, xlb_now(), XLB_ICMP_BUCKET_ECHO))
 		return -XLB_STAT_DROP_ECHO_RATE;
 
-	xlb_swap_macs(data);
+	/* The headers again, for the verifier (they passed above): each
+	 * check comes before the first write, so a drop leaves the frame
+	 * as it came. */
 	if (pkt->flow.family == XLB_AF_INET) {
 		struct iphdr *ip = data + xlb_l2_len(l3);
 
-		if ((void *)(ip + 1) > end)
+		ic = (void *)(ip + 1);
+		if ((void *)(ic + 1) > end)
 			return -XLB_STAT_DROP_VIP_PORT;
 		/* TTL shares a checksummed word with the protocol. */
 		old = *(__u16 *)&ip->ttl;
@@ -117,7 +119,8 @@ XLB_INLINE int xlb_icmp_echo(struct xdp_md *ctx, const struct xlb_pkt *pkt)
 	} else {
 		struct ipv6hdr *ip6 = data + xlb_l2_len(l3);
 
-		if ((void *)(ip6 + 1) > end)
+		ic = (void *)(ip6 + 1);
+		if ((void *)(ic + 1) > end)
 			return -XLB_STAT_DROP_VIP_PORT;
 		ip6->hop_limit = XLB_ICMP_TTL;
 		/* ICMPv6's pseudo-header sums both addresses: a swap leaves
@@ -128,6 +131,7 @@ XLB_INLINE int xlb_icmp_echo(struct xdp_md *ctx, const struct xlb_pkt *pkt)
 		ic->type = XLB_ICMP6_ECHO_REPLY;
 	}
 	ic->checksum = xlb_csum_replace(ic->checksum, old, *(__u16 *)ic);
+	xlb_swap_macs(data);
 	return -XLB_STAT_ICMP_ECHO_REPLY;
 }
 
