@@ -66,10 +66,11 @@ static __u32 addr_at(const struct xlb_plan *plan, const struct xlb_vip_key *k)
 /*
  * Make xlb_vip_addrs hold the addresses of st's VIPs but skip (a VIP about
  * to be deleted; NULL: none), each with its number of VIPs and of those
- * that do not answer ping, writing only what differs. An address is added after its first VIP's key is
- * inserted and deleted before its last VIP's key is: a packet to a VIP
- * port is never dropped as drop_vip_port while its VIP is being added or
- * deleted (it is forwarded, or passed, as before or after the change).
+ * that do not answer ping, writing only what differs. An address is
+ * added after its first VIP's key is inserted and deleted before its
+ * last VIP's key is: a packet to a VIP port is never dropped as
+ * drop_vip_port while its VIP is being added or deleted (it is
+ * forwarded, or passed, as before or after the change).
  */
 int xlb_vip_addrs_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		      const struct xlb_vip_key *skip)
