@@ -137,6 +137,34 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xlb_vip_slots SEC(".maps");
 
+/* Source ranges (include/xlb.h: struct xlb_src_key): read only for the
+ * VIPs whose bit xlb_vip_ranged has. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, XLB_SRC_MAP_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xlb_src_key);
+	__type(value, struct xlb_src_value);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_src_ranges SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xlb_vip_ranged);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_vip_ranged SEC(".maps");
+
+/* Each VIP's packets its source ranges turned away (drop_src_denied). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_MAX_VIPS);
+	__type(key, __u32);
+	__type(value, struct xlb_counter);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xlb_vip_denied SEC(".maps");
+
 /* Health settings and each backend's health (include/health.h): the
  * datapath reads neither, but declaring them here makes `xlb attach` and
  * `ip link ... xdp obj` create them with the instance. */

@@ -26,20 +26,25 @@
 
 #include "compiler.h"
 
-/* What the VIP filter says of a flow's destination. */
+/* What the VIP filter says of a flow's destination: none, or maybe a
+ * VIP's, and then maybe a stateless one's, maybe one with source ranges. */
 enum xlb_vip_guess {
-	XLB_VIP_NONE,		/* surely no VIP's */
-	XLB_VIP_MAYBE,		/* maybe a VIP's */
-	XLB_VIP_MAYBE_STATELESS,	/* maybe a stateless VIP's */
+	XLB_VIP_NONE = 0,	/* surely no VIP's */
+	XLB_VIP_MAYBE = 1,	/* maybe a VIP's */
+	XLB_VIP_MAYBE_STATELESS = 2,
+	XLB_VIP_MAYBE_RANGED = 4,
 };
 
 /* XLB_VIP_NONE when the flow is surely no VIP's: its destination's bit in
  * the VIP filter is clear. Before anything else, so that traffic sharing
- * the NIC with the VIPs costs the parse and this. */
-XLB_INLINE enum xlb_vip_guess xlb_vip_maybe(const struct xlb_flow *flow)
+ * the NIC with the VIPs costs the parse and this. Else enum xlb_vip_guess
+ * bits. */
+XLB_INLINE int xlb_vip_maybe(const struct xlb_flow *flow)
 {
 	const struct xlb_vip_filter *f;
+	const struct xlb_vip_ranged *r;
 	__u32 zero = 0, bit;
+	int guess;
 
 	/* VIPs are TCP or UDP: a fragment of protocol 134 or 145 would
 	 * otherwise read as an all-port VIP's key. */
@@ -60,10 +65,18 @@ XLB_INLINE enum xlb_vip_guess xlb_vip_maybe(const struct xlb_flow *flow)
 		if (!xlb_vip_filter_has(f, bit))
 			return XLB_VIP_NONE;
 	}
+	guess = XLB_VIP_MAYBE;
 	if (__builtin_expect(f->ready & XLB_VIP_FILTER_STATELESS, 0) &&
 	    f->stateless[bit / 64] >> (bit % 64) & 1)
-		return XLB_VIP_MAYBE_STATELESS;
-	return XLB_VIP_MAYBE;
+		guess |= XLB_VIP_MAYBE_STATELESS;
+	if (__builtin_expect(f->ready & XLB_VIP_FILTER_RANGED, 0)) {
+		r = bpf_map_lookup_elem(&xlb_vip_ranged, &zero);
+		/* None (a program loaded over maps of an older xlb): every
+		 * VIP's flags are asked. */
+		if (!r || r->bits[bit / 64] >> (bit % 64) & 1)
+			guess |= XLB_VIP_MAYBE_RANGED;
+	}
+	return guess;
 }
 
 /*
@@ -112,9 +125,11 @@ XLB_INLINE int xlb_not_vip(struct xdp_md *ctx, const struct xlb_pkt *pkt,
  * key's in xlb_vips, which hashes it (tens of nanoseconds of a packet
  * that goes by the table). Then, if no VIP has the flow's port (for a
  * fragment, port 0: the fragments' VIP), the all-port VIP of its address
- * and protocol, the same way: the more specific VIP wins.
+ * and protocol, the same way: the more specific VIP wins. *found is the
+ * key it was found by.
  */
-XLB_INLINE const struct xlb_vip *xlb_vip_lookup(const struct xlb_flow *flow)
+XLB_INLINE const struct xlb_vip *xlb_vip_find(const struct xlb_flow *flow,
+					      struct xlb_vip_key *found)
 {
 	struct xlb_vip_key key = {
 		.port = flow->dport,
@@ -139,16 +154,28 @@ XLB_INLINE const struct xlb_vip *xlb_vip_lookup(const struct xlb_flow *flow)
 			diff = 0;
 			for (i = 0; i < (int)(sizeof(key) / sizeof(*a)); i++)
 				diff |= a[i] ^ b[i];
-			if (!diff)
+			if (!diff) {
+				*found = key;
 				return &slot->vip;
+			}
 		}
 		vip = bpf_map_lookup_elem(&xlb_vips, &key);
-		if (vip)
+		if (vip) {
+			*found = key;
 			return vip;
+		}
 		key.port = 0;
 		key.proto |= XLB_VIP_PROTO_ALL_PORTS;
 	}
 	return NULL;
+}
+
+/* The flow's VIP, as xlb_vip_find() without the key it was found by. */
+XLB_INLINE const struct xlb_vip *xlb_vip_lookup(const struct xlb_flow *flow)
+{
+	struct xlb_vip_key found;
+
+	return xlb_vip_find(flow, &found);
 }
 
 /* The backend id in the VIP's table at slot hash mod M. */

@@ -52,7 +52,8 @@ XLB_INLINE int xlb_reason_verdict(__u32 reason)
 
 /*
  * The exit: ret is an XDP verdict (a forward) or -reason. bytes is the frame
- * length as received. A forward also counts for its VIP and backend.
+ * length as received. A forward also counts for its VIP and backend, a
+ * client its VIP's source ranges turned away for that VIP.
  */
 XLB_INLINE int xlb_account(int ret, __u64 bytes, __u32 vip_id, __u32 backend_id)
 {
@@ -61,6 +62,8 @@ XLB_INLINE int xlb_account(int ret, __u64 bytes, __u32 vip_id, __u32 backend_id)
 	if (ret < 0) {
 		reason = -ret;
 		ret = xlb_reason_verdict(reason);
+		if (reason == XLB_STAT_DROP_SRC_DENIED)
+			xlb_count(&xlb_vip_denied, vip_id, bytes);
 	} else {
 		xlb_count(&xlb_vip_stats, vip_id, bytes);
 		xlb_count(&xlb_backend_stats, backend_id, bytes);

@@ -18,6 +18,7 @@
 #include "maps.h"
 #include "parse.h"
 #include "select.h"
+#include "src_ranges.h"
 #include "fib.h"
 #include "encap.h"
 #include "stats.h"
@@ -68,7 +69,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id,
 	/* The slot's previous owner, for GUE: NULL, none. */
 	const struct xlb_hist_entry *named = NULL;
 	struct xlb_hist_entry prev;
-	enum xlb_vip_guess guess = XLB_VIP_NONE;
+	int guess = XLB_VIP_NONE;
 	__u32 zero = 0, tot_len;
 	struct xlb_ct ct;
 	__u64 hash = 0;
@@ -94,11 +95,18 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id,
 	/* One clock read serves the connection table and the FIB cache. */
 	ct.now = xlb_now();
 
+	/* A VIP with source ranges asks them first (bpf/src_ranges.h). */
+	if (__builtin_expect(guess & XLB_VIP_MAYBE_RANGED, 0)) {
+		err = xlb_src_gate(&pkt.flow, vip_id);
+		if (err)
+			return err;
+	}
+
 	/* A stateless VIP's packet never touches the connection table: the
 	 * filter names its destination, the VIP comes first (a tracked VIP
 	 * sharing its bit is looked up again below, after its table). The
 	 * tracked path is laid out as the expected one. */
-	if (__builtin_expect(guess == XLB_VIP_MAYBE_STATELESS, 0)) {
+	if (__builtin_expect(guess & XLB_VIP_MAYBE_STATELESS, 0)) {
 		vip = xlb_vip_lookup(&pkt.flow);
 		if (vip && vip->flags & XLB_VIP_F_STATELESS) {
 			*vip_id = vip->id;

@@ -40,6 +40,9 @@
 #define XLB_MAP_VIP_FILTER	"xlb_vip_filter"
 #define XLB_MAP_VIP_ADDRS	"xlb_vip_addrs"
 #define XLB_MAP_VIP_SLOTS	"xlb_vip_slots"
+#define XLB_MAP_SRC_RANGES	"xlb_src_ranges"
+#define XLB_MAP_VIP_RANGED	"xlb_vip_ranged"
+#define XLB_MAP_VIP_DENIED	"xlb_vip_denied"
 
 /* iproute2's pin dir. When libxdp made /sys/fs/bpf/xdp a directory before
  * iproute2 made it a symlink to tc/, iproute2 pins in xdp/globals instead;
@@ -158,8 +161,51 @@ struct xlb_vip_filter {
 #define XLB_VIP_FILTER_READY		(1ULL << 0)
 #define XLB_VIP_FILTER_STATELESS	(1ULL << 1)	/* some VIP is stateless */
 #define XLB_VIP_FILTER_ALL_PORTS	(1ULL << 2)	/* some VIP takes all ports */
+#define XLB_VIP_FILTER_RANGED		(1ULL << 3)	/* some VIP has source
+							 * ranges: read
+							 * xlb_vip_ranged */
 XLB_STATIC_ASSERT(sizeof(struct xlb_vip_filter) == 8 + XLB_VIP_FILTER_BITS / 4,
 		  "xlb_vip_filter layout");
+
+/* The VIP filter's bits of the VIPs with source ranges
+ * (XLB_VIP_F_SRC_LIST), in a map of their own (xlb_vip_ranged) that an
+ * older instance's filter did not need to grow for: only their packets
+ * look up the client before the connection table. */
+struct xlb_vip_ranged {
+	__u64 bits[XLB_VIP_FILTER_BITS / 64];
+};
+
+/*
+ * Source ranges (xlb_src_ranges, an LPM trie): who may reach a VIP. A
+ * key is the VIP's key, a generation and a client prefix; prefixlen
+ * counts XLB_SRC_KEY_BITS for the VIP and the generation, then the
+ * prefix's length. The client's longest match says allow or deny; a
+ * client no prefix matches is denied when the VIP has an allow list
+ * (XLB_VIP_F_SRC_DENY), else let in. A VIP's lists are changed whole:
+ * written under the generation its record does not name, then the
+ * record switched to it in one write, then the old entries deleted, so
+ * that every packet meets the old lists or the new ones.
+ */
+struct xlb_src_key {
+	__u32 prefixlen;
+	struct xlb_vip_key vip;
+	__u8 gen;		/* 0 or 1: XLB_VIP_F_SRC_GEN of the record */
+	__u8 pad[3];		/* zero */
+	__be32 addr[4];		/* the client; IPv4 in addr[0] */
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_src_key) == 44, "xlb_src_key layout");
+#define XLB_SRC_KEY_BITS	(8 * (sizeof(struct xlb_vip_key) + 4))
+
+struct xlb_src_value {
+	__u32 deny;		/* 0: allow, 1: deny */
+};
+XLB_STATIC_ASSERT(sizeof(struct xlb_src_value) == 4, "xlb_src_value layout");
+
+/* Prefixes of one VIP's lists, and of all VIPs'. The trie has room for
+ * one VIP's new lists beside every old one while they are swapped. */
+#define XLB_SRC_MAX_VIP		1024
+#define XLB_SRC_MAX		8192
+#define XLB_SRC_MAP_ENTRIES	(XLB_SRC_MAX + XLB_SRC_MAX_VIP)
 
 /*
  * The VIP addresses (xlb_vip_addrs): key an xlb_vip_key with port and
@@ -232,6 +278,14 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_vip_slot) == 40, "xlb_vip_slot layout");
 #define XLB_VIP_F_NO_PING	(1U << 4)	/* the VIP does not answer ICMP
 						 * echo requests to its address
 						 * (bpf/icmp_echo.h) */
+/* Source ranges (struct xlb_src_key): the VIP has lists; with them, a
+ * client no prefix matches is denied (an allow list); the generation of
+ * the entries that apply. Set by xlb_vip_src_set(), never by a mode. */
+#define XLB_VIP_F_SRC_LIST	(1U << 5)
+#define XLB_VIP_F_SRC_DENY	(1U << 6)
+#define XLB_VIP_F_SRC_GEN	(1U << 7)
+#define XLB_VIP_F_SRC		(XLB_VIP_F_SRC_LIST | XLB_VIP_F_SRC_DENY | \
+				 XLB_VIP_F_SRC_GEN)
 /* The fields a VIP's flow hash takes. */
 #define XLB_VIP_F_HASH		(XLB_VIP_F_HASH_SRC | XLB_VIP_AFFINITY_MASK)
 /* The VIP flags a command or a file sets: its way of forwarding. */
@@ -387,6 +441,7 @@ XLB_STATIC_ASSERT(sizeof(struct xlb_counter) == 16, "xlb_counter layout");
 	X(DROP_VIP_PORT,	"drop_vip_port")			\
 	X(ICMP_ECHO_REPLY,	"icmp_echo_reply")			\
 	X(DROP_ECHO_RATE,	"drop_echo_rate")			\
+	X(DROP_SRC_DENIED,	"drop_src_denied")			\
 	X(CT_HIT,		"ct_hit")				\
 	X(CT_MISS,		"ct_miss")				\
 	X(CT_INSERT,		"ct_insert")				\

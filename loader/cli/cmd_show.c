@@ -32,6 +32,7 @@
 #include "state.h"
 #include "table_map.h"
 #include "history.h"
+#include "src_ranges.h"
 #include "vip_mode.h"
 
 /* What the live table of one VIP holds. */
@@ -42,17 +43,20 @@ struct live_table {
 	__u32 unassigned;	/* slots naming no live backend of the VIP */
 	__u64 fingerprint;
 	struct xlb_history hist;	/* a stateless VIP's, sorted */
+	const struct xlb_src_list *src;	/* its source ranges */
 };
 
 static int read_live(const struct xlb_instance *inst,
 		     const struct xlb_state *st,
-		     const struct xlb_state_vip *v, struct live_table *t)
+		     const struct xlb_state_vip *v,
+		     const struct xlb_src_list *src, struct live_table *t)
 {
 	const struct xlb_backend *b;
 	__u32 i, id;
 	int err;
 
 	memset(t, 0, sizeof(*t));
+	t->src = src;
 	t->count = calloc(XLB_MAX_BACKENDS, sizeof(*t->count));
 	if (!t->count)
 		return -ENOMEM;
@@ -72,10 +76,12 @@ static int read_live(const struct xlb_instance *inst,
 		else
 			t->unassigned++;
 	}
-	/* The previous owners too: they choose where a packet goes next. */
+	/* The previous owners too: they choose where a packet goes next;
+	 * and the source ranges, which choose whether it goes. */
 	if (t->m == v->vip.table_size)
-		t->fingerprint = xlb_history_fingerprint(
-			xlb_state_fingerprint(st, v, t->slots), &t->hist);
+		t->fingerprint = xlb_src_fingerprint(xlb_history_fingerprint(
+			xlb_state_fingerprint(st, v, t->slots), &t->hist),
+			src);
 	return 0;
 }
 
@@ -236,6 +242,40 @@ static void nexthop_print(FILE *f, struct xlb_nexthops *nx,
 		xlb_nexthop_nud_str(nh.nud));
 }
 
+/* A part of a VIP's source ranges: an array of prefixes, [] for none. */
+static struct json_object *src_json(const struct xlb_src_list *l, bool deny)
+{
+	struct json_object *a = json_object_new_array();
+	char text[XLB_PREFIX_STRLEN];
+	__u32 i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->p[i].deny == deny)
+			json_object_array_add(a, json_object_new_string(
+				xlb_src_prefix_str(&l->p[i], text,
+						   sizeof(text))));
+	return a;
+}
+
+/* A VIP's lists in show's line: allow PREFIXES, deny PREFIXES, those
+ * it has. */
+static void src_print(FILE *f, const struct xlb_src_list *l)
+{
+	char text[XLB_PREFIX_STRLEN];
+	__u32 i, k;
+
+	for (k = 0; k < 2; k++) {
+		if (!xlb_src_count(l, k))
+			continue;
+		fprintf(f, " %s", k ? "deny" : "allow");
+		for (i = 0; i < l->n; i++)
+			if (l->p[i].deny == k)
+				fprintf(f, "%c%s", i && l->p[i - 1].deny == k ?
+					',' : ' ', xlb_src_prefix_str(&l->p[i],
+						text, sizeof(text)));
+	}
+}
+
 static struct json_object *vip_json(struct xlb_nexthops *nx,
 				    const struct xlb_state *st,
 				    const struct xlb_state_vip *v,
@@ -266,6 +306,8 @@ static struct json_object *vip_json(struct xlb_nexthops *nx,
 			XLB_VIP_AFFINITY(v->vip.flags)));
 	json_object_object_add(o, "ping", json_object_new_boolean(
 		!(v->vip.flags & XLB_VIP_F_NO_PING)));
+	json_object_object_add(o, "allow", src_json(t->src, false));
+	json_object_object_add(o, "deny", src_json(t->src, true));
 	if (v->vip.flags & XLB_VIP_F_STATELESS)
 		json_object_object_add(o, "history", xlb_history_json(&t->hist));
 	hc = xlb_hc_json(&h->vip);
@@ -361,6 +403,7 @@ static void vip_print(FILE *f, struct xlb_nexthops *nx,
 			xlb_hash_str(v->vip.flags), XLB_VIP_AFFINITY(v->vip.flags));
 	if (v->vip.flags & XLB_VIP_F_NO_PING)
 		fprintf(f, " ping %s", xlb_ping_str(v->vip.flags));
+	src_print(f, t->src);
 	xlb_hc_print(f, &h->vip);
 	if (h->fail_open)
 		fprintf(f, " fail-open (every backend is down: none left out)");
@@ -429,6 +472,8 @@ static int show_help(void)
 int do_show(int argc, char **argv)
 {
 	static __u32 ids[XLB_MAX_BACKENDS];
+	static struct xlb_src_list src;
+	struct xlb_src_all all = {};
 	struct json_object *o = NULL, *vips = NULL;
 	struct xlb_nexthops nx = XLB_NEXTHOPS_INIT;
 	struct xlb_ct_census *ct = NULL;
@@ -466,6 +511,9 @@ int do_show(int argc, char **argv)
 		err = -ENOENT;
 		goto out;
 	}
+	err = xlb_src_read_all(&inst, &all);
+	if (err)
+		goto out;
 	ct = malloc(sizeof(*ct));
 	err = ct ? xlb_ct_census(inst.conntrack_fd, &st->config, st->backends, ct) :
 	      -ENOMEM;
@@ -503,7 +551,8 @@ int do_show(int argc, char **argv)
 			corrupt_print(f, vips, v);
 			continue;
 		}
-		err = read_live(&inst, st, v, &t);
+		xlb_src_of(&all, v, &src);
+		err = read_live(&inst, st, v, &src, &t);
 		if (err) {
 			p_err("cannot read the table of VIP id %u: %s",
 			      v->vip.id, strerror(-err));
@@ -531,6 +580,7 @@ out:
 	if (f)
 		fclose(f);
 	free(ct);
+	xlb_src_all_free(&all);
 	xlb_nexthops_close(&nx);
 	xlb_state_free(st);
 	xlb_instance_close(&inst);

@@ -10,10 +10,12 @@
 #include "hc_opts.h"
 #include "opts.h"
 #include "update.h"
+#include "src_ranges.h"
 #include "vip_local.h"
 #include "vip_mode.h"
 
-#define VIP_HASH_USAGE "[--hash FIELDS] [--affinity-prefix LEN] [--ping on|off]"
+#define VIP_HASH_USAGE "[--hash FIELDS] [--affinity-prefix LEN] [--ping on|off]" \
+	" [--allow PREFIXES] [--deny PREFIXES]"
 #define VIP_ADD_USAGE "xlb vip add VIP [--table-size M] [--encap ENCAP] [--mode MODE] " \
 	VIP_HASH_USAGE " " XLB_HC_OPTS_USAGE
 #define VIP_SET_USAGE "xlb vip set VIP [--encap ENCAP] [--mode MODE] " \
@@ -49,12 +51,17 @@ static int vip_help(void)
 	       "--ping: whether the VIP answers ICMP echo requests to its address\n"
 	       "       from the datapath (default on; the address answers while\n"
 	       "       any of its VIPs does, at most icmp-rate a second a CPU)\n"
+	       "PREFIXES := source ranges, comma-separated prefixes of the VIP's\n"
+	       "       family (ADDR/LEN, 0.0.0.0/0, ::/0): --allow lets only them in\n"
+	       "       (any: every client), --deny turns them away (none: no one);\n"
+	       "       a client's longest match decides, at most %d prefixes a\n"
+	       "       VIP and %d in all; counted as drop_src_denied\n"
 	       "%s"
 	       "A new VIP has no backends: add them with `xlb backend add`.\n"
 	       "`xlb vip set` changes what it is given, the rest stays.\n"
 	       "Deleting a VIP deletes its backends and its table.\n",
 	       XLB_MIN_TABLE_SIZE, XLB_MAX_TABLE_SIZE, XLB_DEFAULT_TABLE_SIZE,
-	       xlb_hc_opts_help);
+	       XLB_SRC_MAX_VIP, XLB_SRC_MAX, xlb_hc_opts_help);
 	return 0;
 }
 
@@ -107,7 +114,73 @@ struct vip_mode_opt {
 	__u32 hash;		/* XLB_VIP_F_HASH flags of --hash */
 	__u32 prefix;		/* --affinity-prefix */
 	bool encap, mode, given_hash, given_prefix, ping;	/* given */
+	const char *allow, *deny;	/* --allow, --deny: NULL, not given */
 };
+
+static int opt_allow(const char *opt, const char *value, void *dest)
+{
+	(void)opt;
+	((struct vip_mode_opt *)dest)->allow = value;
+	return 0;
+}
+
+static int opt_deny(const char *opt, const char *value, void *dest)
+{
+	(void)opt;
+	((struct vip_mode_opt *)dest)->deny = value;
+	return 0;
+}
+
+/* The VIP's lists l (as they are) with --allow and --deny over them,
+ * checked whole. Returns 0 or -EINVAL after p_err(). */
+static int vip_src_lists(const struct vip_mode_opt *o, const char *name,
+			 __u8 family, struct xlb_src_list *l)
+{
+	char why[160];
+
+	if (o->allow && xlb_src_parse(o->allow, family, false, l, why,
+				      sizeof(why))) {
+		p_err("VIP %s: --allow %s", name, why);
+		return -EINVAL;
+	}
+	if (o->deny && xlb_src_parse(o->deny, family, true, l, why,
+				     sizeof(why))) {
+		p_err("VIP %s: --deny %s", name, why);
+		return -EINVAL;
+	}
+	if (xlb_src_check(l, why, sizeof(why))) {
+		p_err("VIP %s: %s", name, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* What `xlb vip add|set` writes, as one change: the VIP in its mode (a
+ * new one with its backends none, born closed when it is to have source
+ * ranges), then its lists. */
+struct vip_write {
+	const struct xlb_vip_key *key;
+	__u32 m, flags;
+	bool mode, src;		/* what to write */
+	const struct xlb_src_list *l;
+};
+
+static int vip_write(struct xlb_instance *inst, struct xlb_state *st,
+		     void *arg)
+{
+	static struct xlb_want want[XLB_MAX_BACKENDS];
+	const struct vip_write *w = arg;
+	const struct xlb_state_vip *v = xlb_state_vip_find(st, w->key);
+	size_t n = v ? xlb_vip_wants(st, v->vip.id, want) : 0;
+	int err = 0;
+
+	if (w->mode)
+		err = xlb_vip_converge_mode(inst, st, w->key, w->m, w->flags,
+					    NULL, want, n);
+	if (!err && w->src)
+		err = xlb_vip_src_set(inst, st, w->key, w->l);
+	return err;
+}
 
 static int mode_opt(const char *opt, const char *value, void *dest,
 		    int (*parse)(const char *, __u32 *, const char **),
@@ -216,28 +289,38 @@ static int vip_add(int argc, char **argv)
 	struct xlb_state *st;
 	struct vip_mode_opt mode = {};
 	struct xlb_hc_opts h;
-	struct xlb_opt opts[XLB_HC_SETTINGS + 7] = {
+	struct xlb_opt opts[XLB_HC_SETTINGS + 9] = {
 		XLB_OPT_FN("--table-size", xlb_opt_table_size, &m),
 		XLB_OPT_FN("--encap", opt_encap, &mode),
 		XLB_OPT_FN("--mode", opt_mode, &mode),
 		XLB_OPT_FN("--hash", opt_hash, &mode),
 		XLB_OPT_FN("--affinity-prefix", opt_affinity, &mode),
 		XLB_OPT_FN("--ping", opt_ping, &mode),
+		XLB_OPT_FN("--allow", opt_allow, &mode),
+		XLB_OPT_FN("--deny", opt_deny, &mode),
 	};
+	static struct xlb_src_list l;
+	struct vip_write w = { .key = &key, .mode = true, .l = &l };
 	__u32 flags;
 	int err;
 
-	xlb_hc_opts_table(opts + 6, &h);
+	xlb_hc_opts_table(opts + 8, &h);
 	err = xlb_cmd_args(opts, &argc, argv, vip_help, 1, VIP_ADD_USAGE);
 	if (!err)
 		err = xlb_vip_arg(argv[0], &key);
 	if (err)
 		return err;
 	xlb_vip_str(&key, name, sizeof(name));
+	l.n = 0;
 	err = vip_health_check(NULL, NULL, name, key.port, 0, &h.c) ?:
-	      vip_mode_flags(&mode, name, key.family, 0, &flags);
+	      vip_mode_flags(&mode, name, key.family, 0, &flags) ?:
+	      vip_src_lists(&mode, name, key.family, &l);
 	if (err)
 		return err;
+	w.m = m;
+	w.src = l.n > 0;
+	/* Closed until its lists are there. */
+	w.flags = flags | (w.src ? XLB_VIP_F_SRC_LIST | XLB_VIP_F_SRC_DENY : 0);
 
 	err = xlb_update_open(&inst, &xlb_opts.instance, &st, false);
 	if (err)
@@ -252,27 +335,13 @@ static int vip_add(int argc, char **argv)
 	      xlb_vip_check(st, &key, m, NULL, 0, xlb_vips_free(st),
 			    xlb_backend_ids_free(st), name);
 	if (!err)
-		err = xlb_vip_converge_mode(&inst, st, &key, m, flags, NULL,
-					    NULL, 0);
+		err = xlb_update_all_or_nothing(&inst, st, vip_write, &w);
 	v = err ? NULL : xlb_state_vip_find(st, &key);
 	if (v)
 		err = xlb_hc_vip_write(&inst, st, v->vip.id, &h.c);
 out:
 	xlb_update_close(&inst, st);
 	return err;
-}
-
-/* The VIP's backends as they are, in the mode asked for. */
-static int vip_set_mode(struct xlb_instance *inst, struct xlb_state *st,
-			const struct xlb_state_vip *v, __u32 mode)
-{
-	static struct xlb_want want[XLB_MAX_BACKENDS];
-	struct xlb_vip_key key = v->key;
-	size_t n;
-
-	n = xlb_vip_wants(st, v->vip.id, want);
-	return xlb_vip_converge_mode(inst, st, &key, v->vip.table_size,
-				     mode, NULL, want, n);
 }
 
 static int vip_set(int argc, char **argv)
@@ -285,24 +354,30 @@ static int vip_set(int argc, char **argv)
 	struct xlb_state *st;
 	struct vip_mode_opt mode = {};
 	struct xlb_hc_opts h;
-	struct xlb_opt opts[XLB_HC_SETTINGS + 6] = {
+	struct xlb_opt opts[XLB_HC_SETTINGS + 8] = {
 		XLB_OPT_FN("--encap", opt_encap, &mode),
 		XLB_OPT_FN("--mode", opt_mode, &mode),
 		XLB_OPT_FN("--hash", opt_hash, &mode),
 		XLB_OPT_FN("--affinity-prefix", opt_affinity, &mode),
 		XLB_OPT_FN("--ping", opt_ping, &mode),
+		XLB_OPT_FN("--allow", opt_allow, &mode),
+		XLB_OPT_FN("--deny", opt_deny, &mode),
 	};
+	static struct xlb_src_list l;
+	struct vip_write w = { .key = &key, .l = &l };
 	__u32 flags;
 	int err;
 
-	xlb_hc_opts_table(opts + 5, &h);
+	xlb_hc_opts_table(opts + 7, &h);
 	err = xlb_cmd_args(opts, &argc, argv, vip_help, 1, VIP_SET_USAGE);
 	if (!err)
 		err = xlb_vip_arg(argv[0], &key);
 	if (err)
 		return err;
-	if (!h.given && !mode.encap && !mode.mode && !mode.given_hash &&
-	    !mode.given_prefix && !mode.ping) {
+	w.mode = mode.encap || mode.mode || mode.given_hash ||
+		 mode.given_prefix || mode.ping;
+	w.src = mode.allow || mode.deny;
+	if (!h.given && !w.mode && !w.src) {
 		p_err("nothing to set; usage: %s", VIP_SET_USAGE);
 		return -EINVAL;
 	}
@@ -323,13 +398,16 @@ static int vip_set(int argc, char **argv)
 		goto out;
 	xlb_hc_overlay(&c, &h.c, h.given);
 	err = vip_health_check(&inst, st, name, key.port, v->vip.id, &c) ?:
-	      vip_mode_flags(&mode, name, key.family, v->vip.flags, &flags);
+	      vip_mode_flags(&mode, name, key.family, v->vip.flags, &flags) ?:
+	      (w.src ? xlb_src_read(&inst, v, &l) : 0) ?:
+	      (w.src ? vip_src_lists(&mode, name, key.family, &l) : 0);
 	if (err)
 		goto out;
 	/* Checked whole before the first write. */
-	if (mode.encap || mode.mode || mode.given_hash || mode.given_prefix ||
-	    mode.ping)
-		err = vip_set_mode(&inst, st, v, flags);
+	w.m = v->vip.table_size;
+	w.flags = flags;
+	if (w.mode || w.src)
+		err = xlb_update_all_or_nothing(&inst, st, vip_write, &w);
 	if (!err && h.given)
 		err = xlb_hc_vip_write(&inst, st, v->vip.id, &c);
 out:

@@ -96,6 +96,8 @@ struct xlb_plan {
 	 * the kernel at first use). */
 	struct xlb_vip_filter *filter;
 	bool filter_known;
+	struct xlb_vip_ranged *ranged;	/* likewise, the ranged bits */
+	bool ranged_known;
 	struct xlb_vip_key *addrs;
 	struct xlb_vip_addr *addr_vips;
 	__u32 n_addrs;

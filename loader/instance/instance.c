@@ -92,6 +92,14 @@ static const struct map_spec specs[] = {
 	{ XLB_MAP_HC_STATE, offsetof(struct xlb_instance, hc_state_fd),
 	  BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xlb_hc_state),
 	  XLB_MAX_BACKENDS, true },
+	{ XLB_MAP_SRC_RANGES, offsetof(struct xlb_instance, src_ranges_fd),
+	  BPF_MAP_TYPE_LPM_TRIE, sizeof(struct xlb_src_key),
+	  sizeof(struct xlb_src_value), XLB_SRC_MAP_ENTRIES, true },
+	{ XLB_MAP_VIP_RANGED, offsetof(struct xlb_instance, vip_ranged_fd),
+	  BPF_MAP_TYPE_ARRAY, 4, sizeof(struct xlb_vip_ranged), 1, true },
+	{ XLB_MAP_VIP_DENIED, offsetof(struct xlb_instance, vip_denied_fd),
+	  BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(struct xlb_counter),
+	  XLB_MAX_VIPS, true },
 };
 
 static int *spec_fd(struct xlb_instance *inst, const struct map_spec *s)

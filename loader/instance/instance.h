@@ -75,6 +75,9 @@ struct xlb_instance {
 	int vip_slots_fd;	/* -1: likewise */
 	int hc_config_fd;	/* -1: likewise (hc_store.h) */
 	int hc_state_fd;
+	int src_ranges_fd;	/* -1: likewise (src_ranges.h) */
+	int vip_ranged_fd;
+	int vip_denied_fd;
 };
 
 enum xlb_lock {

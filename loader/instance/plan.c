@@ -51,6 +51,7 @@ void xlb_plan_free(struct xlb_plan *plan)
 	free(plan->t);
 	free(plan->slots);
 	free(plan->filter);
+	free(plan->ranged);
 	free(plan->addrs);
 	free(plan->addr_vips);
 	free(plan->after);

@@ -72,9 +72,15 @@ static void validate_vips(struct xlb_state *st)
 		else if (xlb_table_size_check(v->vip.table_size, &why))
 			snprintf(v->corrupt, sizeof(v->corrupt),
 				 "table size %u: %s", v->vip.table_size, why);
-		else if (v->vip.flags & ~(XLB_VIP_F_DIRTY | XLB_VIP_F_MODE))
+		else if (v->vip.flags & ~(XLB_VIP_F_DIRTY | XLB_VIP_F_MODE |
+					  XLB_VIP_F_SRC))
 			snprintf(v->corrupt, sizeof(v->corrupt),
 				 "unknown flags 0x%x", v->vip.flags);
+		else if ((v->vip.flags & XLB_VIP_F_SRC) &&
+			 !(v->vip.flags & XLB_VIP_F_SRC_LIST))
+			snprintf(v->corrupt, sizeof(v->corrupt),
+				 "flags 0x%x: source ranges without a list",
+				 v->vip.flags);
 		else if (xlb_vip_mode_check(v->vip.flags & XLB_VIP_F_MODE,
 					    v->key.family, &why))
 			snprintf(v->corrupt, sizeof(v->corrupt),

@@ -19,6 +19,7 @@
 #include "report.h"
 #include "table_map.h"
 #include "update.h"
+#include "src_ranges.h"
 #include "vip_mode.h"
 
 /* The end of a change of a DIRTY VIP's records: the table they ask for,
@@ -122,7 +123,7 @@ static int repair(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 		if (err)
 			return err;
 	}
-	err = free_leftovers(inst, st);
+	err = free_leftovers(inst, st) ?: xlb_src_leftovers(inst, st, NULL);
 	for (i = 0; i < st->n_vips && !err; i++)
 		err = history_expire(inst, st, &st->vips[i]);
 	return err;
@@ -223,10 +224,12 @@ void xlb_update_close(struct xlb_instance *inst, struct xlb_state *st)
 }
 
 /* A VIP from scratch under a new id; the key is inserted, or switched
- * from the old id, last. */
+ * from the old id, last. It keeps the source ranges it had (they go by
+ * its key); a new one takes born, its flags until its lists are written
+ * (update.h). */
 static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 		     const struct xlb_vip_key *key, __u32 m, __u32 mode,
-		     const struct xlb_want *want, size_t n)
+		     __u32 born, const struct xlb_want *want, size_t n)
 {
 	struct xlb_state_vip nv = { .key = *key }, *old;
 	__u32 old_id, old_flags;
@@ -241,10 +244,13 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 	}
 	nv.vip.id = id;
 	nv.vip.table_size = m;
-	nv.vip.flags = mode;
+	nv.vip.flags = mode | (old ? old->vip.flags & XLB_VIP_F_SRC : born);
 	/* Its counters from zero; its health settings those of the VIP it
 	 * replaces, or none. */
 	err = xlb_counter_zero(st, inst->vip_stats_fd, XLB_MAP_VIP_STATS, id) ?:
+	      (inst->vip_denied_fd < 0 ? 0 :
+	       xlb_counter_zero(st, inst->vip_denied_fd, XLB_MAP_VIP_DENIED,
+				id)) ?:
 	      (old ? xlb_plan_hc(st, OP_HC_COPY_VIP, old->vip.id, id, 0, NULL,
 				 0, NULL, 0) :
 		     xlb_plan_hc(st, OP_HC_RESET_VIP, id, 0, 0, NULL, 0, NULL,
@@ -265,7 +271,7 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 		return err;
 
 	if (!old) {
-		err = xlb_vip_filter_sync(inst, st, key, mode) ?:
+		err = xlb_vip_filter_sync(inst, st, key, nv.vip.flags) ?:
 		      xlb_vip_write(inst, st, &nv, BPF_NOEXIST);
 		if (!err)
 			err = xlb_state_vip_insert(st, &nv);
@@ -275,7 +281,7 @@ static int vip_build(struct xlb_instance *inst, struct xlb_state *st,
 	old_flags = old->vip.flags;
 	/* Made stateless: its filter bit says so before its key does. */
 	if (mode & ~old_flags & XLB_VIP_F_STATELESS) {
-		err = xlb_vip_filter_sync(inst, st, key, mode);
+		err = xlb_vip_filter_sync(inst, st, key, nv.vip.flags);
 		if (err)
 			return err;
 	}
@@ -518,7 +524,8 @@ static int converge(struct xlb_instance *inst, struct xlb_state *st,
 	const struct xlb_vip_key *key = a->key;
 	const struct xlb_history *hist = a->hist;
 	const struct xlb_want *want = a->want;
-	__u32 m = a->m, mode = a->mode;
+	__u32 m = a->m, mode = a->mode & XLB_VIP_F_MODE;
+	__u32 born = a->mode & XLB_VIP_F_SRC;
 	struct xlb_change *ch = st->change;
 	struct xlb_state_vip *v;
 	struct xlb_vip_diff d;
@@ -531,7 +538,7 @@ static int converge(struct xlb_instance *inst, struct xlb_state *st,
 		 * record can be trusted. */
 		err = vip_remove(inst, st, key);
 		ch->given_history = hist;
-		err = err ?: vip_build(inst, st, key, m, mode, want, n);
+		err = err ?: vip_build(inst, st, key, m, mode, born, want, n);
 		ch->given_history = NULL;
 		return err;
 	}
@@ -559,7 +566,7 @@ static int converge(struct xlb_instance *inst, struct xlb_state *st,
 	}
 	ch->given_history = hist;
 	if (d.rebuild)
-		err = vip_build(inst, st, key, m, mode, want, n);
+		err = vip_build(inst, st, key, m, mode, born, want, n);
 	else
 		err = vip_modify(inst, st, xlb_state_vip_find(st, key), mode,
 				 want, n);
@@ -580,8 +587,8 @@ int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,
 
 	if (!change_of(st))
 		return -EINVAL;
-	if (mode & ~XLB_VIP_F_MODE ||
-	    xlb_vip_mode_check(mode, key->family, &why) ||
+	if (mode & ~(XLB_VIP_F_MODE | XLB_VIP_F_SRC_LIST | XLB_VIP_F_SRC_DENY) ||
+	    xlb_vip_mode_check(mode & XLB_VIP_F_MODE, key->family, &why) ||
 	    (hist && hist->m != m))
 		return -EINVAL;
 	return xlb_update_step(inst, st, converge, &a);
@@ -630,7 +637,8 @@ static int vip_remove(struct xlb_instance *inst, struct xlb_state *st,
 	if (err)
 		return err;
 	xlb_state_vip_erase(st, key);
-	err = xlb_vip_filter_sync(inst, st, NULL, 0);
+	err = xlb_vip_filter_sync(inst, st, NULL, 0) ?:
+	      xlb_src_leftovers(inst, st, key);
 	/* A corrupt record's id may be out of range or another VIP's: the
 	 * key alone was its own. Records of an id no VIP holds are freed as
 	 * leftovers by the next change. */

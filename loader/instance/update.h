@@ -99,6 +99,10 @@ int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
  * mode too, and for a stateless VIP its history made hist (sorted,
  * xlb_history_sort(), of m slots) where given (NULL: carried over the
  * change, history.h). -EINVAL without a message for a bad mode or hist.
+ * A VIP keeps its source ranges (src_ranges.h); a new one that is to
+ * have them is born closed, with XLB_VIP_F_SRC_LIST | XLB_VIP_F_SRC_DENY
+ * in mode (every client denied until xlb_vip_src_set() writes its lists
+ * and opens it), which is ignored for a VIP that exists.
  */
 struct xlb_history;
 int xlb_vip_converge_mode(struct xlb_instance *inst, struct xlb_state *st,

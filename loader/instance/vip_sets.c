@@ -150,14 +150,59 @@ out:
  * VIP address has a bit too (port and protocol 0), and xlb_vip_addrs
  * follows. The program of an older xlb has no filter: nothing to do.
  */
+/*
+ * Write the ranged bits (xlb_vip_ranged) as want has them, in two halves
+ * around the filter's write (filter_write()): the bits it gains before,
+ * so that a VIP with source ranges always has its bit when its record
+ * says so, and those it loses after. An instance without the map has no
+ * VIP with ranges (src_ranges.c refuses them).
+ */
+static int ranged_write(struct xlb_instance *inst, const struct xlb_state *st,
+			struct xlb_plan *plan, const struct xlb_vip_ranged *want,
+			bool gain)
+{
+	struct xlb_vip_ranged next;
+	__u32 zero = 0, i;
+	bool differs = false;
+	int err;
+
+	if (inst->vip_ranged_fd < 0)
+		return 0;
+	if (!plan->ranged_known) {
+		plan->ranged = calloc(1, sizeof(*plan->ranged));
+		if (!plan->ranged) {
+			p_err("out of memory");
+			return -ENOMEM;
+		}
+		plan->ranged_known = true;
+		/* Unreadable: written whatever it holds. */
+		if (bpf_map_lookup_elem(inst->vip_ranged_fd, &zero,
+					plan->ranged))
+			memset(plan->ranged, 0xff, sizeof(*plan->ranged));
+	}
+	for (i = 0; i < XLB_VIP_FILTER_BITS / 64; i++) {
+		next.bits[i] = gain ? plan->ranged->bits[i] | want->bits[i]
+				    : want->bits[i];
+		differs |= next.bits[i] != plan->ranged->bits[i];
+	}
+	if (!differs)
+		return 0;
+	err = xlb_plan_update(st, inst->vip_ranged_fd, XLB_MAP_VIP_RANGED,
+			      &zero, sizeof(zero), &next, sizeof(next), 0);
+	if (!err)
+		memcpy(plan->ranged, &next, sizeof(next));
+	return err;
+}
+
 int xlb_vip_filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		       const struct xlb_vip_key *extra, __u32 extra_flags)
 {
 	struct xlb_vip_filter *want = NULL, *have = NULL;
 	struct xlb_plan *plan = plan_of(st);
+	struct xlb_vip_ranged *ranged = NULL;
 	const struct xlb_vip_key *key;
 	struct xlb_vip_key addr;
-	__u32 zero = 0, i, bit;
+	__u32 zero = 0, i, bit, flags;
 	int err = 0;
 
 	if (!plan)
@@ -172,7 +217,8 @@ int xlb_vip_filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
 	}
 	want = calloc(1, sizeof(*want));
 	have = calloc(1, sizeof(*have));
-	if (!want || !have) {
+	ranged = calloc(1, sizeof(*ranged));
+	if (!want || !have || !ranged) {
 		p_err("out of memory");
 		err = -ENOMEM;
 		goto out;
@@ -187,11 +233,16 @@ int xlb_vip_filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		/* Then a packet whose port has no bit looks for it. */
 		if (key->proto & XLB_VIP_PROTO_ALL_PORTS)
 			want->ready |= XLB_VIP_FILTER_ALL_PORTS;
+		flags = i < st->n_vips ? st->vips[i].vip.flags : extra_flags;
 		/* A stateless VIP's packets skip the connection table. */
-		if ((i < st->n_vips ? st->vips[i].vip.flags : extra_flags) &
-		    XLB_VIP_F_STATELESS) {
+		if (flags & XLB_VIP_F_STATELESS) {
 			want->ready |= XLB_VIP_FILTER_STATELESS;
 			want->stateless[bit / 64] |= 1ULL << (bit % 64);
+		}
+		/* Those of a VIP with source ranges meet them first. */
+		if (flags & XLB_VIP_F_SRC_LIST) {
+			want->ready |= XLB_VIP_FILTER_RANGED;
+			ranged->bits[bit / 64] |= 1ULL << (bit % 64);
 		}
 		if (inst->vip_addrs_fd < 0)
 			continue;
@@ -209,15 +260,20 @@ int xlb_vip_filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
 			/* Unreadable: written whatever it holds. */
 			plan->filter->ready = ~want->ready;
 	}
-	if (!memcmp(want, plan->filter, sizeof(*want)))
-		goto out;
+	err = ranged_write(inst, st, plan, ranged, true);
+	if (err || !memcmp(want, plan->filter, sizeof(*want)))
+		goto ranged;
 	err = xlb_plan_update(st, inst->vip_filter_fd, XLB_MAP_VIP_FILTER,
 			      &zero, sizeof(zero), want, sizeof(*want), 0);
 	if (!err)
 		memcpy(plan->filter, want, sizeof(*want));
+ranged:
+	if (!err)
+		err = ranged_write(inst, st, plan, ranged, false);
 out:
 	free(want);
 	free(have);
+	free(ranged);
 	return err;
 }
 

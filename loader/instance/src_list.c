@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* A VIP's source-range lists as values: parsed, checked, printed
+ * (src_ranges.h). Nothing here touches an instance. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr.h"
+#include "src_ranges.h"
+
+static const char *family_name(__u8 family)
+{
+	return family == XLB_AF_INET ? "IPv4" : "IPv6";
+}
+
+/* PREFIX of addr.h, which refuses the unspecified address: here the
+ * default route is a prefix too, every client of the family. */
+static int prefix_parse(const char *s, struct xlb_src_prefix *p,
+			const char **why)
+{
+	memset(p, 0, sizeof(*p));
+	if (!strcmp(s, "0.0.0.0/0")) {
+		p->family = XLB_AF_INET;
+		return 0;
+	}
+	if (!strcmp(s, "::/0")) {
+		p->family = XLB_AF_INET6;
+		return 0;
+	}
+	return xlb_prefix_parse(s, p->addr, &p->family, &p->len, why);
+}
+
+int xlb_src_add(const char *text, __u8 family, bool deny,
+		struct xlb_src_list *l, char *why, size_t len)
+{
+	struct xlb_src_prefix p;
+	const char *w = NULL;
+
+	if (prefix_parse(text, &p, &w)) {
+		snprintf(why, len, "'%s': %s", text, w);
+		return -EINVAL;
+	}
+	if (p.family != family) {
+		snprintf(why, len, "'%s': not an %s prefix, as the VIP's address is",
+			 text, family_name(family));
+		return -EINVAL;
+	}
+	if (l->n >= XLB_SRC_MAX_VIP) {
+		snprintf(why, len, "more than %d prefixes (the limit of a VIP)",
+			 XLB_SRC_MAX_VIP);
+		return -EINVAL;
+	}
+	p.deny = deny;
+	l->p[l->n++] = p;
+	return 0;
+}
+
+int xlb_src_parse(const char *text, __u8 family, bool deny,
+		  struct xlb_src_list *l, char *why, size_t len)
+{
+	static struct xlb_src_list out;
+	const char *empty = deny ? XLB_SRC_DENY_NONE : XLB_SRC_ALLOW_ANY;
+	char *copy, *item, *save = NULL;
+	__u32 i;
+	int err = 0;
+
+	out.n = 0;
+	for (i = 0; i < l->n; i++)
+		if (l->p[i].deny != deny)
+			out.p[out.n++] = l->p[i];
+	if (!strcmp(text, empty))
+		goto done;
+	if (!*text) {
+		snprintf(why, len, "no prefix (to empty the list: %s)", empty);
+		return -EINVAL;
+	}
+	copy = strdup(text);
+	if (!copy) {
+		snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	/* strtok_r would pass over an empty item: "a,,b" is a typo. */
+	for (item = copy; item && !err; item = save) {
+		save = strchr(item, ',');
+		if (save)
+			*save++ = '\0';
+		if (!*item) {
+			snprintf(why, len, "an empty prefix between commas");
+			err = -EINVAL;
+			break;
+		}
+		err = xlb_src_add(item, family, deny, &out, why, len);
+	}
+	free(copy);
+	if (err)
+		return err;
+done:
+	memcpy(l, &out, sizeof(out.n) + out.n * sizeof(out.p[0]));
+	return 0;
+}
+
+static int prefix_cmp(const void *a, const void *b)
+{
+	const struct xlb_src_prefix *x = a, *y = b;
+	int c;
+
+	if (x->deny != y->deny)
+		return x->deny - y->deny;
+	c = memcmp(x->addr, y->addr, sizeof(x->addr));
+	return c ?: x->len - y->len;
+}
+
+/* Whether outer, of length outer->len, holds inner's addresses. */
+static bool prefix_holds(const struct xlb_src_prefix *outer,
+			 const struct xlb_src_prefix *inner)
+{
+	const __u8 *a = (const __u8 *)outer->addr;
+	const __u8 *b = (const __u8 *)inner->addr;
+	__u32 i;
+
+	if (outer->len > inner->len)
+		return false;
+	for (i = 0; i < outer->len; i++)
+		if ((a[i / 8] ^ b[i / 8]) & (0x80 >> (i % 8)))
+			return false;
+	return true;
+}
+
+int xlb_src_check(struct xlb_src_list *l, char *why, size_t len)
+{
+	char a[XLB_PREFIX_STRLEN], b[XLB_PREFIX_STRLEN];
+	const struct xlb_src_prefix *p, *q;
+	__u32 i, j;
+
+	if (l->n > XLB_SRC_MAX_VIP) {
+		snprintf(why, len, "%u prefixes: a VIP has at most %d",
+			 l->n, XLB_SRC_MAX_VIP);
+		return -EINVAL;
+	}
+	qsort(l->p, l->n, sizeof(l->p[0]), prefix_cmp);
+	/* Quadratic, over at most a VIP's limit once per command. */
+	for (i = 0; i < l->n; i++) {
+		for (j = 0; j < l->n; j++) {
+			p = &l->p[i];
+			q = &l->p[j];
+			if (i == j || !prefix_holds(p, q))
+				continue;
+			xlb_src_prefix_str(p, a, sizeof(a));
+			xlb_src_prefix_str(q, b, sizeof(b));
+			if (p->len == q->len && p->deny != q->deny)
+				snprintf(why, len, "%s is both allowed and denied", a);
+			else if (p->len == q->len)
+				snprintf(why, len, "%s is given twice", a);
+			else if (p->deny == q->deny)
+				snprintf(why, len, "%s overlaps %s in the %s list (it is inside it)",
+					 b, a, p->deny ? "deny" : "allow");
+			else
+				continue;	/* an exception to a wider prefix */
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+__u32 xlb_src_count(const struct xlb_src_list *l, bool deny)
+{
+	__u32 i, n = 0;
+
+	for (i = 0; i < l->n; i++)
+		n += l->p[i].deny == deny;
+	return n;
+}
+
+const char *xlb_src_prefix_str(const struct xlb_src_prefix *p, char *buf,
+			       size_t size)
+{
+	if (!p->len) {
+		snprintf(buf, size, "%s", p->family == XLB_AF_INET ?
+			 "0.0.0.0/0" : "::/0");
+		return buf;
+	}
+	return xlb_prefix_str(p->addr, p->family, p->len, buf, size);
+}
+
+const char *xlb_src_part_str(const struct xlb_src_list *l, bool deny,
+			     char *buf, size_t size)
+{
+	char one[XLB_PREFIX_STRLEN];
+	size_t used = 0;
+	__u32 i;
+
+	snprintf(buf, size, "%s", deny ? XLB_SRC_DENY_NONE : XLB_SRC_ALLOW_ANY);
+	for (i = 0; i < l->n; i++) {
+		if (l->p[i].deny != deny)
+			continue;
+		xlb_src_prefix_str(&l->p[i], one, sizeof(one));
+		used += snprintf(buf + used, used < size ? size - used : 0,
+				 "%s%s", used ? "," : "", one);
+	}
+	return buf;
+}
+
+__u32 xlb_src_flags(const struct xlb_src_list *l)
+{
+	if (!l->n)
+		return 0;
+	return XLB_VIP_F_SRC_LIST |
+	       (xlb_src_count(l, false) ? XLB_VIP_F_SRC_DENY : 0);
+}
+
+/* FNV-1a over the bytes: the fingerprint only has to tell lists apart. */
+__u64 xlb_src_fingerprint(__u64 fp, const struct xlb_src_list *l)
+{
+	const __u8 *b;
+	__u32 i, k;
+
+	for (i = 0; i < l->n; i++) {
+		b = (const __u8 *)&l->p[i];
+		for (k = 0; k < sizeof(l->p[i]); k++) {
+			fp ^= b[k];
+			fp *= 0x100000001b3ULL;
+		}
+	}
+	return fp;
+}

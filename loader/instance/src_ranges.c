@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * A VIP's source ranges in the instance (src_ranges.h): read from the
+ * trie, and written whole as a step of a change, recorded in its plan
+ * (change.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include "addr.h"
+#include "change.h"
+#include "report.h"
+#include "src_ranges.h"
+
+int xlb_src_read_all(const struct xlb_instance *inst, struct xlb_src_all *all)
+{
+	struct xlb_src_key k, next, *prev = NULL;
+	struct xlb_src_value v;
+
+	all->n = 0;
+	all->e = NULL;
+	if (inst->src_ranges_fd < 0)
+		return 0;
+	all->e = calloc(XLB_SRC_MAP_ENTRIES, sizeof(*all->e));
+	if (!all->e) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	while (all->n < XLB_SRC_MAP_ENTRIES &&
+	       !bpf_map_get_next_key(inst->src_ranges_fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		/* One deleted meanwhile is not there. */
+		if (bpf_map_lookup_elem(inst->src_ranges_fd, &next, &v))
+			continue;
+		all->e[all->n].key = next;
+		all->e[all->n++].value = v;
+	}
+	return 0;
+}
+
+void xlb_src_all_free(struct xlb_src_all *all)
+{
+	free(all->e);
+	all->e = NULL;
+	all->n = 0;
+}
+
+/* The generation whose entries v's record names: -1 for none. */
+static int named_gen(const struct xlb_state_vip *v)
+{
+	if (!v || v->corrupt[0] || !(v->vip.flags & XLB_VIP_F_SRC_LIST))
+		return -1;
+	return !!(v->vip.flags & XLB_VIP_F_SRC_GEN);
+}
+
+static bool entry_of(const struct xlb_src_entry *e,
+		     const struct xlb_vip_key *key, int gen)
+{
+	return !memcmp(&e->key.vip, key, sizeof(*key)) &&
+	       (gen < 0 || e->key.gen == gen);
+}
+
+void xlb_src_of(const struct xlb_src_all *all, const struct xlb_state_vip *v,
+		struct xlb_src_list *l)
+{
+	const struct xlb_src_entry *e;
+	struct xlb_src_prefix *p;
+	int gen = named_gen(v);
+	char why[8];
+	__u32 i;
+
+	l->n = 0;
+	if (gen < 0)
+		return;
+	for (i = 0; i < all->n && l->n < XLB_SRC_MAX_VIP; i++) {
+		e = &all->e[i];
+		if (!entry_of(e, &v->key, gen) ||
+		    e->key.prefixlen < XLB_SRC_KEY_BITS)
+			continue;
+		p = &l->p[l->n++];
+		memset(p, 0, sizeof(*p));
+		memcpy(p->addr, e->key.addr, sizeof(p->addr));
+		p->family = v->key.family;
+		p->len = e->key.prefixlen - XLB_SRC_KEY_BITS;
+		p->deny = !!e->value.deny;
+	}
+	/* Sorted; what the trie holds was checked when it was written. */
+	xlb_src_check(l, why, sizeof(why));
+}
+
+int xlb_src_read(const struct xlb_instance *inst,
+		 const struct xlb_state_vip *v, struct xlb_src_list *l)
+{
+	struct xlb_src_all all;
+	int err;
+
+	err = xlb_src_read_all(inst, &all);
+	if (!err)
+		xlb_src_of(&all, v, l);
+	xlb_src_all_free(&all);
+	return err;
+}
+
+static struct xlb_src_key entry_key(const struct xlb_vip_key *vip, int gen,
+				    const struct xlb_src_prefix *p)
+{
+	struct xlb_src_key k = {
+		.prefixlen = XLB_SRC_KEY_BITS + p->len,
+		.vip = *vip,
+		.gen = gen,
+	};
+
+	memcpy(k.addr, p->addr, sizeof(k.addr));
+	return k;
+}
+
+/* Delete the entries of all that match: of key (NULL: any VIP's) and
+ * not named by their VIP's record in st. */
+static int delete_unnamed(struct xlb_instance *inst, struct xlb_state *st,
+			  const struct xlb_src_all *all,
+			  const struct xlb_vip_key *key)
+{
+	const struct xlb_src_entry *e;
+	__u32 i;
+	int err;
+
+	for (i = 0; i < all->n; i++) {
+		e = &all->e[i];
+		if (key && memcmp(&e->key.vip, key, sizeof(*key)))
+			continue;
+		if (named_gen(xlb_state_vip_find(st, &e->key.vip)) ==
+		    e->key.gen)
+			continue;
+		err = xlb_plan_delete(st, inst->src_ranges_fd,
+				      XLB_MAP_SRC_RANGES, &e->key,
+				      sizeof(e->key), true);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int xlb_src_leftovers(struct xlb_instance *inst, struct xlb_state *st,
+		      const struct xlb_vip_key *key)
+{
+	struct xlb_src_all all;
+	int err;
+
+	if (inst->src_ranges_fd < 0)
+		return 0;
+	err = xlb_src_read_all(inst, &all);
+	if (!err)
+		err = delete_unnamed(inst, st, &all, key);
+	xlb_src_all_free(&all);
+	return err;
+}
+
+/* The entries the records of st name, but those of key. */
+static __u32 kept_elsewhere(struct xlb_state *st, const struct xlb_src_all *all,
+			    const struct xlb_vip_key *key)
+{
+	const struct xlb_src_entry *e;
+	__u32 i, n = 0;
+
+	for (i = 0; i < all->n; i++) {
+		e = &all->e[i];
+		if (memcmp(&e->key.vip, key, sizeof(*key)) &&
+		    named_gen(xlb_state_vip_find(st, &e->key.vip)) ==
+		    e->key.gen)
+			n++;
+	}
+	return n;
+}
+
+struct src_set_arg {
+	const struct xlb_vip_key *key;
+	const struct xlb_src_list *l;
+};
+
+static int src_set(struct xlb_instance *inst, struct xlb_state *st, void *arg)
+{
+	const struct src_set_arg *a = arg;
+	static struct xlb_src_list have;
+	const struct xlb_src_list *l = a->l;
+	char name[XLB_VIP_STRLEN];
+	struct xlb_src_all all;
+	struct xlb_state_vip *v;
+	struct xlb_src_key k;
+	struct xlb_src_value val;
+	__u32 i, flags, kept;
+	int err, old_gen, gen;
+
+	xlb_vip_str(a->key, name, sizeof(name));
+	v = xlb_state_vip_find(st, a->key);
+	if (!v || v->corrupt[0]) {
+		p_err(v ? "VIP %s is corrupt: `xlb vip del %s` removes it" :
+		      "no VIP %s", name, name);
+		return v ? -EINVAL : -ENOENT;
+	}
+	if (inst->src_ranges_fd < 0 || inst->vip_ranged_fd < 0 ||
+	    inst->vip_filter_fd < 0) {
+		if (!l->n)
+			return 0;
+		p_err("VIP %s: the instance's program predates source ranges: attach it again (xlb attach) to have them",
+		      name);
+		return -EOPNOTSUPP;
+	}
+	err = xlb_src_read_all(inst, &all);
+	if (err)
+		return err;
+	xlb_src_of(&all, v, &have);
+	old_gen = named_gen(v);
+	flags = xlb_src_flags(l);
+	/* The same lists: nothing to write. A VIP born closed for its lists
+	 * (update.h) has none yet, and its flags differ. */
+	if (have.n == l->n &&
+	    !memcmp(have.p, l->p, l->n * sizeof(l->p[0])) &&
+	    (v->vip.flags & (XLB_VIP_F_SRC_LIST | XLB_VIP_F_SRC_DENY)) == flags)
+		goto out;
+	kept = kept_elsewhere(st, &all, a->key);
+	if (kept + l->n > XLB_SRC_MAX) {
+		p_err("VIP %s: %u source prefixes, with the %u of the other VIPs, are more than %d (the limit in all)",
+		      name, l->n, kept, XLB_SRC_MAX);
+		err = -ENOSPC;
+		goto out;
+	}
+	err = xlb_update_pending(inst, st);
+	if (err)
+		goto out;
+	/* What a kill left under the other generation goes first. */
+	err = delete_unnamed(inst, st, &all, a->key);
+	if (err)
+		goto out;
+	gen = old_gen == 1 ? 0 : 1;
+	for (i = 0; i < l->n && !err; i++) {
+		k = entry_key(a->key, gen, &l->p[i]);
+		val.deny = l->p[i].deny;
+		err = xlb_plan_update(st, inst->src_ranges_fd,
+				      XLB_MAP_SRC_RANGES, &k, sizeof(k), &val,
+				      sizeof(val), 0) ?:
+		      xlb_plan_what(st, "VIP %s: source ranges", name);
+	}
+	if (err)
+		goto out;
+	if (flags && gen)
+		flags |= XLB_VIP_F_SRC_GEN;
+	v->vip.flags = (v->vip.flags & ~XLB_VIP_F_SRC) | flags;
+	/* The ranged bit before the record that needs it, after the one
+	 * that no longer does. */
+	if (flags)
+		err = xlb_vip_filter_sync(inst, st, NULL, 0);
+	err = err ?: xlb_vip_write(inst, st, v, BPF_EXIST);
+	err = err ?: xlb_vip_filter_sync(inst, st, NULL, 0);
+	for (i = 0; i < all.n && !err; i++) {
+		if (!entry_of(&all.e[i], a->key, old_gen) || old_gen < 0)
+			continue;
+		err = xlb_plan_delete(st, inst->src_ranges_fd,
+				      XLB_MAP_SRC_RANGES, &all.e[i].key,
+				      sizeof(all.e[i].key), true);
+	}
+out:
+	xlb_src_all_free(&all);
+	return err;
+}
+
+int xlb_vip_src_set(struct xlb_instance *inst, struct xlb_state *st,
+		    const struct xlb_vip_key *key, const struct xlb_src_list *l)
+{
+	struct src_set_arg a = { .key = key, .l = l };
+
+	if (!change_of(st))
+		return -EINVAL;
+	return xlb_update_step(inst, st, src_set, &a);
+}
