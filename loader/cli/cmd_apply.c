@@ -14,6 +14,7 @@
  *                 "encap": "ipip" | "gue", "mode": "tracked" | "stateless",
  *                 "hash": "5-tuple" | "src-ip", "affinity_prefix": LEN,
  *                 "ping": true | false,
+ *                 "allow": [ PREFIX, ... ], "deny": [ PREFIX, ... ],
  *                 "history": [ { "prev": ADDR, "since": S,
  *                                "slots": "FIRST-LAST,N,..." } ],
  *                 "health": { "kind": "http", "interval_ms": MS, ... },
@@ -25,7 +26,8 @@
  * (those not listed are deleted), and when absent VIPs are left alone.
  * A VIP's "encap" absent is ipip, the default ("mode": "stateless" makes
  * it gue), "mode" absent tracked, "hash" absent 5-tuple, "ping" absent
- * true; "affinity_prefix" (with src-ip) absent the whole address; a
+ * true; "affinity_prefix" (with src-ip) absent the whole address;
+ * "allow" and "deny" (source ranges, src_ranges.h) absent empty; a
  * stateless VIP's "history" (the
  * previous owners of its slots, history.h) is written as it is, once each
  * entry is found to be one xlb_history_next() could have written for the
@@ -53,6 +55,7 @@
 #include "hc_store.h"
 #include "settings.h"
 #include "history.h"
+#include "src_ranges.h"
 #include "update.h"
 #include "vip_local.h"
 #include "vip_mode.h"
@@ -69,6 +72,7 @@ struct file_vip {
 	size_t n;
 	struct xlb_hc_config hc;	/* the VIP's health settings */
 	struct xlb_hc_config *be_hc;	/* each backend's, as want[] */
+	struct xlb_src_list *src;	/* its source ranges */
 	char where[32];		/* "vips[3]" */
 };
 
@@ -348,6 +352,38 @@ static int check_history(struct desired *d, struct json_object *history,
 	return err;
 }
 
+/* "allow" or "deny": an array of prefixes of the VIP's family. The VIP
+ * may come later in the object: its family is known once it is parsed,
+ * so "vip" is looked up here. */
+static int check_src(struct desired *d, struct json_object *o,
+		     struct json_object *a, const char *at,
+		     struct file_vip *fv, bool deny)
+{
+	struct json_object *vip, *item;
+	struct xlb_vip_key key;
+	const char *why;
+	char msg[160];
+	size_t i, n;
+
+	if (!json_object_is_type(a, json_type_array))
+		return bad(d, at, "must be an array of prefixes");
+	/* A missing or bad "vip" is the object's error, told by check_vip(). */
+	if (!json_object_object_get_ex(o, "vip", &vip) ||
+	    !json_object_is_type(vip, json_type_string) ||
+	    xlb_vip_parse(json_object_get_string(vip), &key, &why))
+		return 0;
+	n = json_object_array_length(a);
+	for (i = 0; i < n; i++) {
+		item = json_object_array_get_idx(a, i);
+		if (!json_object_is_type(item, json_type_string))
+			return bad(d, at, "[%zu] must be a string", i);
+		if (xlb_src_add(json_object_get_string(item), key.family, deny,
+				fv->src, msg, sizeof(msg)))
+			return bad(d, at, "%s", msg);
+	}
+	return 0;
+}
+
 static int check_vip(struct desired *d, struct json_object *o,
 		     struct file_vip *fv)
 {
@@ -355,7 +391,7 @@ static int check_vip(struct desired *d, struct json_object *o,
 	struct json_object *history = NULL;
 	bool have_vip = false, encap = false, prefix_given = false;
 	__u32 prefix = 0;
-	char at[256];
+	char at[256], why_src[160];
 	const char *text = NULL, *why = NULL;
 	size_t i;
 	int err;
@@ -363,6 +399,11 @@ static int check_vip(struct desired *d, struct json_object *o,
 	if (!json_object_is_type(o, json_type_object))
 		return bad(d, fv->where, "must be an object");
 	fv->m = XLB_DEFAULT_TABLE_SIZE;
+	fv->src = calloc(1, sizeof(*fv->src));
+	if (!fv->src) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
 	json_object_object_foreach(o, key, val) {
 		snprintf(at, sizeof(at), "%.150s.%.64s", fv->where, key);
 		if (!strcmp(key, "vip")) {
@@ -415,6 +456,10 @@ static int check_vip(struct desired *d, struct json_object *o,
 				return bad(d, at, "affinity prefix must be an integer 1..128");
 			prefix = json_object_get_int64(val);
 			prefix_given = true;
+		} else if (!strcmp(key, "allow") || !strcmp(key, "deny")) {
+			err = check_src(d, o, val, at, fv, !strcmp(key, "deny"));
+			if (err)
+				return err;
 		} else if (!strcmp(key, "history")) {
 			history = val;
 		} else if (!strcmp(key, "backends")) {
@@ -431,6 +476,8 @@ static int check_vip(struct desired *d, struct json_object *o,
 	}
 	if (!have_vip)
 		return bad(d, fv->where, "missing \"vip\"");
+	if (xlb_src_check(fv->src, why_src, sizeof(why_src)))
+		return bad(d, fv->where, "%s", why_src);
 	if (fv->mode & XLB_VIP_F_STATELESS && !encap)
 		fv->mode |= XLB_VIP_F_GUE;
 	if (prefix_given) {
@@ -475,7 +522,7 @@ static int check_file(struct desired *d)
 {
 	struct json_object *vips = NULL;
 	char name[XLB_VIP_STRLEN];
-	size_t i, j, n;
+	size_t i, j, n, prefixes = 0;
 	int err;
 
 	if (!json_object_is_type(d->root, json_type_object))
@@ -513,6 +560,11 @@ static int check_file(struct desired *d)
 				&d->vips[i]);
 		if (err)
 			return err;
+		prefixes += d->vips[i].src->n;
+		if (prefixes > XLB_SRC_MAX)
+			return bad(d, d->vips[i].where,
+				   "more than %d source prefixes in all (the limit)",
+				   XLB_SRC_MAX);
 		for (j = 0; j < i; j++)
 			if (!memcmp(&d->vips[j].key, &d->vips[i].key,
 				    sizeof(d->vips[i].key)))
@@ -624,11 +676,18 @@ static int converge(struct xlb_instance *inst, struct xlb_state *st,
 			return err;
 	}
 	for (i = 0; i < d->n_vips; i++) {
+		/* A new VIP with source ranges is born closed, then opened
+		 * to its lists (update.h). */
 		err = xlb_vip_converge_mode(inst, st, &d->vips[i].key,
-					    d->vips[i].m, d->vips[i].mode,
+					    d->vips[i].m, d->vips[i].mode |
+					    (d->vips[i].src->n ?
+					     XLB_VIP_F_SRC_LIST |
+					     XLB_VIP_F_SRC_DENY : 0),
 					    d->vips[i].hist.slot ?
 					    &d->vips[i].hist : NULL,
 					    d->vips[i].want, d->vips[i].n) ?:
+		      xlb_vip_src_set(inst, st, &d->vips[i].key,
+				      d->vips[i].src) ?:
 		      converge_health(inst, st, &d->vips[i]);
 		if (err)
 			return err;
@@ -643,6 +702,7 @@ static void desired_free(struct desired *d)
 	for (i = 0; i < d->n_vips; i++) {
 		free(d->vips[i].want);
 		free(d->vips[i].be_hc);
+		free(d->vips[i].src);
 		xlb_history_free(&d->vips[i].hist);
 	}
 	free(d->vips);
@@ -661,6 +721,7 @@ static int apply_help(void)
 	       "             \"mode\": \"tracked\" | \"stateless\",\n"
 	       "             \"hash\": \"5-tuple\" | \"src-ip\", \"affinity_prefix\": LEN,\n"
 	       "             \"ping\": true | false,\n"
+	       "             \"allow\": [PREFIX, ...], \"deny\": [PREFIX, ...],\n"
 	       "             \"history\": [{\"prev\": ADDR, \"since\": S,\n"
 	       "                          \"slots\": \"FIRST-LAST,N,...\"}],\n"
 	       "             \"health\": {\"kind\": \"tcp\", \"interval_ms\": MS, ...},\n"

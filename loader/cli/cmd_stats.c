@@ -58,6 +58,8 @@ struct row {
 	char vip[XLB_VIP_STRLEN];
 	char backend[XLB_ADDR_STRLEN];	/* "" for the VIP's own row */
 	struct xlb_counter c;
+	/* A VIP's packets its source ranges turned away (drop_src_denied). */
+	struct xlb_counter denied;
 	/* A backend's health: up, down, unknown or unchecked, and the
 	 * transitions the checker counted (struct xlb_hc_state). */
 	const char *health;
@@ -161,6 +163,10 @@ static int collect(struct xlb_instance *inst, struct xlb_state *st,
 		r = &snap->rows[snap->n_rows++];
 		xlb_vip_str(&v->key, r->vip, sizeof(r->vip));
 		err = sum(&cnt, inst->vip_stats_fd, v->vip.id, &r->c);
+		/* An instance older than source ranges denies no one. */
+		if (!err && inst->vip_denied_fd >= 0)
+			err = sum(&cnt, inst->vip_denied_fd, v->vip.id,
+				  &r->denied);
 		n = xlb_state_vip_backends(st, v->vip.id, ids);
 		for (k = 0; k < n && !err; k++) {
 			b = &st->backends[ids[k]];
@@ -195,6 +201,9 @@ static void print_text(const struct snapshot *snap)
 		if (r->backend[0])
 			printf(" health %s downs %u ups %u fail-open %u",
 			       r->health, r->downs, r->ups, r->fail_open);
+		else
+			printf(" drop_src_denied %llu",
+			       (unsigned long long)r->denied.packets);
 		putchar('\n');
 	}
 	xlb_counters_text("reason", reason_names, snap->reason, XLB_STAT__MAX);
@@ -227,6 +236,8 @@ static void print_json(const struct snapshot *snap)
 			continue;
 		}
 		vo = xlb_counter_json(&r->c, "vip", r->vip);
+		json_object_object_add(vo, "drop_src_denied",
+				       xlb_counter_json(&r->denied, NULL, NULL));
 		backends = json_object_new_array();
 		json_object_object_add(vo, "backends", backends);
 		json_object_array_add(vips, vo);
@@ -311,6 +322,14 @@ static void print_prometheus(FILE *f, const struct snapshot *snap)
 				fprintf(f, "xlb_vip_%s_total{vip=\"%s\"} %llu\n",
 					unit[u % 2], r->vip, v);
 		}
+	}
+	fprintf(f, "# HELP xlb_vip_drop_src_denied_total Packets to a VIP that its source ranges turned away\n"
+		"# TYPE xlb_vip_drop_src_denied_total counter\n");
+	for (i = 0; i < snap->n_rows; i++) {
+		r = &snap->rows[i];
+		if (!r->backend[0])
+			fprintf(f, "xlb_vip_drop_src_denied_total{vip=\"%s\"} %llu\n",
+				r->vip, (unsigned long long)r->denied.packets);
 	}
 	print_prometheus_health(f, snap);
 }

@@ -122,6 +122,8 @@ static int reuse_maps(struct xlb_lookup *lk, const struct xlb_instance *inst)
 		{ lk->skel->maps.xlb_vip_filter, inst->vip_filter_fd },
 		{ lk->skel->maps.xlb_vip_addrs, inst->vip_addrs_fd },
 		{ lk->skel->maps.xlb_vip_slots, inst->vip_slots_fd },
+		{ lk->skel->maps.xlb_src_ranges, inst->src_ranges_fd },
+		{ lk->skel->maps.xlb_vip_ranged, inst->vip_ranged_fd },
 	};
 	struct bpf_map *map;
 	size_t i;
