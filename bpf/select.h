@@ -35,6 +35,14 @@ enum xlb_vip_guess {
 	XLB_VIP_MAYBE_RANGED = 4,
 };
 
+/* The filter bit of the all-port VIP of the flow's address. */
+XLB_INLINE __u32 xlb_all_port_bit(const struct xlb_flow *flow)
+{
+	return xlb_vip_filter_bit(flow->dst, 0,
+				  flow->proto | XLB_VIP_PROTO_ALL_PORTS,
+				  flow->family);
+}
+
 /* XLB_VIP_NONE when the flow is surely no VIP's: its destination's bit in
  * the VIP filter is clear. Before anything else, so that traffic sharing
  * the NIC with the VIPs costs the parse and this. Else enum xlb_vip_guess
@@ -43,7 +51,8 @@ XLB_INLINE int xlb_vip_maybe(const struct xlb_flow *flow)
 {
 	const struct xlb_vip_filter *f;
 	const struct xlb_vip_ranged *r;
-	__u32 zero = 0, bit;
+	__u32 zero = 0, bit, all;
+	bool port_bit = true;
 	int guess;
 
 	/* VIPs are TCP or UDP: a fragment of protocol 134 or 145 would
@@ -51,19 +60,20 @@ XLB_INLINE int xlb_vip_maybe(const struct xlb_flow *flow)
 	if (flow->proto & XLB_VIP_PROTO_ALL_PORTS)
 		return XLB_VIP_NONE;
 	f = bpf_map_lookup_elem(&xlb_vip_filter, &zero);
+	/* A filter never written tells nothing: every VIP's flags are
+	 * asked, its source ranges too. */
 	if (!f || !f->ready)
-		return XLB_VIP_MAYBE;
+		return XLB_VIP_MAYBE | XLB_VIP_MAYBE_RANGED;
 	bit = xlb_vip_filter_bit(flow->dst, flow->dport, flow->proto,
 				 flow->family);
 	if (!xlb_vip_filter_has(f, bit)) {
 		/* No VIP of its port: an all-port VIP of its address? */
 		if (!(f->ready & XLB_VIP_FILTER_ALL_PORTS))
 			return XLB_VIP_NONE;
-		bit = xlb_vip_filter_bit(flow->dst, 0,
-					 flow->proto | XLB_VIP_PROTO_ALL_PORTS,
-					 flow->family);
+		bit = xlb_all_port_bit(flow);
 		if (!xlb_vip_filter_has(f, bit))
 			return XLB_VIP_NONE;
+		port_bit = false;
 	}
 	guess = XLB_VIP_MAYBE;
 	if (__builtin_expect(f->ready & XLB_VIP_FILTER_STATELESS, 0) &&
@@ -72,9 +82,17 @@ XLB_INLINE int xlb_vip_maybe(const struct xlb_flow *flow)
 	if (__builtin_expect(f->ready & XLB_VIP_FILTER_RANGED, 0)) {
 		r = bpf_map_lookup_elem(&xlb_vip_ranged, &zero);
 		/* None (a program loaded over maps of an older xlb): every
-		 * VIP's flags are asked. */
+		 * VIP's flags are asked. A port's bit may be another
+		 * destination's, and the flow the all-port VIP's: its bit
+		 * counts too, or a port chosen for its bit would pass by
+		 * the all-port VIP's ranges. */
 		if (!r || r->bits[bit / 64] >> (bit % 64) & 1)
 			guess |= XLB_VIP_MAYBE_RANGED;
+		else if (port_bit && f->ready & XLB_VIP_FILTER_ALL_PORTS) {
+			all = xlb_all_port_bit(flow);
+			if (r->bits[all / 64] >> (all % 64) & 1)
+				guess |= XLB_VIP_MAYBE_RANGED;
+		}
 	}
 	return guess;
 }
