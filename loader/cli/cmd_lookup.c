@@ -95,7 +95,7 @@ static void print_text(const char *client, const char *vip,
 		       const struct xlb_lookup_answer *a)
 {
 	char b[XLB_ADDR_STRLEN], b2[XLB_ADDR_STRLEN], m1[18], m2[18];
-	char dev[IF_NAMESIZE], counted[256];
+	char dev[IF_NAMESIZE], counted[256], pfx[XLB_PREFIX_STRLEN];
 
 	counted_str(a->counted, counted, sizeof(counted));
 	printf("flow       %s -> %s (%s)\n", client, vip,
@@ -125,6 +125,15 @@ static void print_text(const char *client, const char *vip,
 			       xlb_addr_str(a->hist_entry.addr, a->hist_entry.family,
 					    b, sizeof(b)), a->hist_entry.since);
 	}
+	if (a->src_lists)
+		printf("ranges     %s: %s%s%s\n",
+		       a->src_denied ? "denied" : "allowed",
+		       a->src_matched ? xlb_src_prefix_str(&a->src_match,
+				pfx, sizeof(pfx)) : "no prefix matches",
+		       a->src_matched ? (a->src_match.deny ?
+				" in the deny list" : " in the allow list") : "",
+		       !a->src_matched && a->src_denied ?
+				" and the VIP has an allow list" : "");
 	if (a->ct_found)
 		printf("conntrack  entry in slot %u: backend %s (id %u), idle %.1f s of %.0f s, %s; %s\n",
 		       a->ct_index, xlb_addr_str(a->ct_backend.addr, a->ct_backend.family, b, sizeof(b)),
@@ -171,6 +180,7 @@ static json_object *json_of(const char *client, const char *vip,
 			    const struct xlb_lookup_answer *a)
 {
 	char b[XLB_ADDR_STRLEN], m[18], dev[IF_NAMESIZE], hash[20];
+	char pfx[XLB_PREFIX_STRLEN];
 	json_object *o = json_object_new_object(), *c, *x;
 	__u32 k;
 
@@ -205,6 +215,16 @@ static json_object *json_of(const char *client, const char *vip,
 			json_object_object_add(x, "slot_previous_owner", json_object_new_string(
 				xlb_addr_str(a->hist_entry.addr, a->hist_entry.family, b, sizeof(b))));
 		json_object_object_add(o, "table", x);
+	}
+	if (a->src_lists) {
+		x = json_object_new_object();
+		json_object_object_add(x, "denied", json_object_new_boolean(a->src_denied));
+		json_object_object_add(x, "match", a->src_matched ?
+			json_object_new_string(xlb_src_prefix_str(&a->src_match,
+				pfx, sizeof(pfx))) : NULL);
+		json_object_object_add(x, "list", a->src_matched ?
+			json_object_new_string(a->src_match.deny ? "deny" : "allow") : NULL);
+		json_object_object_add(o, "source_ranges", x);
 	}
 	if (a->ct_found) {
 		x = json_object_new_object();

@@ -39,6 +39,7 @@ struct xlb_lookup {
 	/* The instance's maps it reads, its own descriptors: the instance
 	 * may be closed (and its lock released) once it is open. */
 	int config_fd, vips_fd, tables_fd, backends_fd, ct_fd;
+	int src_fd;			/* -1: an instance without ranges */
 	int ifindex;
 	int ncpu;
 	__u32 ct_slots;			/* xlb_conntrack's size */
@@ -163,6 +164,8 @@ int xlb_lookup_open(struct xlb_instance *inst, int ifindex,
 	lk->tables_fd = dup(inst->tables_fd);
 	lk->backends_fd = dup(inst->backends_fd);
 	lk->ct_fd = dup(inst->conntrack_fd);
+	lk->src_fd = inst->src_ranges_fd >= 0 ? dup(inst->src_ranges_fd) :
+						-1;
 	if (lk->config_fd < 0 || lk->vips_fd < 0 || lk->tables_fd < 0 ||
 	    lk->backends_fd < 0 || lk->ct_fd < 0) {
 		err = -errno;
@@ -242,6 +245,8 @@ void xlb_lookup_close(struct xlb_lookup *lk)
 		close(lk->backends_fd);
 	if (lk->ct_fd >= 0)
 		close(lk->ct_fd);
+	if (lk->src_fd >= 0)
+		close(lk->src_fd);
 	free(lk->percpu);
 	free(lk->nh_percpu);
 	free(lk);
@@ -321,6 +326,35 @@ static int ct_explain(struct xlb_lookup *lk, const struct xlb_lookup_query *q,
 	return 0;
 }
 
+/* Whether the source ranges of the VIP found by key let q's client in,
+ * and the prefix that decides. */
+static void src_explain(struct xlb_lookup *lk, const struct xlb_lookup_query *q,
+			const struct xlb_vip_key *key,
+			struct xlb_lookup_answer *a)
+{
+	struct xlb_state_vip v = { .key = *key, .vip = a->vip };
+	const struct xlb_src_prefix *m;
+	struct xlb_src_list *l;
+	struct xlb_src_all all;
+
+	if (!(a->vip.flags & XLB_VIP_F_SRC_LIST) || lk->src_fd < 0)
+		return;
+	l = malloc(sizeof(*l));
+	if (!l || xlb_src_read_fd(lk->src_fd, &all)) {
+		free(l);
+		return;
+	}
+	xlb_src_of(&all, &v, l);
+	m = xlb_src_match(l, q->flow.src);
+	a->src_lists = true;
+	a->src_matched = m;
+	if (m)
+		a->src_match = *m;
+	a->src_denied = xlb_src_denies(l, m);
+	xlb_src_all_free(&all);
+	free(l);
+}
+
 /* The VIP of q, its flow hash, slot and owner, and a stateless VIP's
  * previous owner of the slot. */
 static void table_explain(struct xlb_lookup *lk, const struct xlb_lookup_query *q,
@@ -343,6 +377,7 @@ static void table_explain(struct xlb_lookup *lk, const struct xlb_lookup_query *
 			return;
 	}
 	a->is_vip = true;
+	src_explain(lk, q, &key, a);
 	a->hash = xlb_vip_flow_hash(&q->flow, a->vip.flags, cfg->hash_key);
 	t = table_of(lk, a->vip.id);
 	if (!t)
@@ -407,6 +442,9 @@ static void nexthop_read(struct xlb_lookup *lk, struct xlb_lookup_answer *a)
 static const char *check(const struct xlb_lookup_answer *a)
 {
 	bool hit = a->counted & 1U << XLB_STAT_CT_HIT;
+
+	if (a->src_denied != (a->reason == XLB_STAT_DROP_SRC_DENIED))
+		return "the datapath's source-range verdict is not the lists'";
 
 	if (hit && (!a->ct_found || a->ct_why != XLB_LOOKUP_CT_HONOURED))
 		return "the datapath found a connection-table entry the table read does not show";

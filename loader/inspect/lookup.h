@@ -18,6 +18,7 @@
 #ifndef XLB_LOOKUP_H
 #define XLB_LOOKUP_H
 
+#include "src_ranges.h"
 #include <stdbool.h>
 #include <linux/types.h>
 #include "xlb.h"
@@ -83,6 +84,12 @@ struct xlb_lookup_answer {
 	__u32 slot;			/* hash % M */
 	__u32 slot_owner;		/* backend id; 0: no table */
 	struct xlb_backend owner;	/* slot_owner's record */
+	/* The VIP's source ranges: whether it has lists, the client's
+	 * longest match in them (src_matched), and whether they deny it. */
+	bool src_lists;
+	bool src_matched;
+	struct xlb_src_prefix src_match;
+	bool src_denied;
 	/* A stateless VIP's slot history: the previous owner it names. */
 	bool hist;
 	struct xlb_hist_entry hist_entry;

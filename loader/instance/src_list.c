@@ -163,6 +163,29 @@ int xlb_src_check(struct xlb_src_list *l, char *why, size_t len)
 	return 0;
 }
 
+const struct xlb_src_prefix *xlb_src_match(const struct xlb_src_list *l,
+					   const __be32 addr[4])
+{
+	const struct xlb_src_prefix *best = NULL;
+	struct xlb_src_prefix host = { .len = 128 };
+	__u32 i;
+
+	memcpy(host.addr, addr, sizeof(host.addr));
+	for (i = 0; i < l->n; i++)
+		if (prefix_holds(&l->p[i], &host) &&
+		    (!best || l->p[i].len > best->len))
+			best = &l->p[i];
+	return best;
+}
+
+bool xlb_src_denies(const struct xlb_src_list *l,
+		    const struct xlb_src_prefix *m)
+{
+	if (!l->n)
+		return false;
+	return m ? m->deny : xlb_src_count(l, false) > 0;
+}
+
 __u32 xlb_src_count(const struct xlb_src_list *l, bool deny)
 {
 	__u32 i, n = 0;

@@ -16,12 +16,17 @@
 
 int xlb_src_read_all(const struct xlb_instance *inst, struct xlb_src_all *all)
 {
+	return xlb_src_read_fd(inst->src_ranges_fd, all);
+}
+
+int xlb_src_read_fd(int fd, struct xlb_src_all *all)
+{
 	struct xlb_src_key k, next, *prev = NULL;
 	struct xlb_src_value v;
 
 	all->n = 0;
 	all->e = NULL;
-	if (inst->src_ranges_fd < 0)
+	if (fd < 0)
 		return 0;
 	all->e = calloc(XLB_SRC_MAP_ENTRIES, sizeof(*all->e));
 	if (!all->e) {
@@ -29,11 +34,11 @@ int xlb_src_read_all(const struct xlb_instance *inst, struct xlb_src_all *all)
 		return -ENOMEM;
 	}
 	while (all->n < XLB_SRC_MAP_ENTRIES &&
-	       !bpf_map_get_next_key(inst->src_ranges_fd, prev, &next)) {
+	       !bpf_map_get_next_key(fd, prev, &next)) {
 		k = next;
 		prev = &k;
 		/* One deleted meanwhile is not there. */
-		if (bpf_map_lookup_elem(inst->src_ranges_fd, &next, &v))
+		if (bpf_map_lookup_elem(fd, &next, &v))
 			continue;
 		all->e[all->n].key = next;
 		all->e[all->n++].value = v;

@@ -64,6 +64,13 @@ const char *xlb_src_part_str(const struct xlb_src_list *l, bool deny,
 /* The VIP flags l asks for, but the generation: XLB_VIP_F_SRC_LIST with
  * any prefix, XLB_VIP_F_SRC_DENY with an allow list. */
 __u32 xlb_src_flags(const struct xlb_src_list *l);
+/* The longest prefix of l that holds addr (of l's family), or NULL. */
+const struct xlb_src_prefix *xlb_src_match(const struct xlb_src_list *l,
+					   const __be32 addr[4]);
+/* Whether a VIP with lists l denies a client whose longest match is m
+ * (NULL: none), as the datapath decides. */
+bool xlb_src_denies(const struct xlb_src_list *l,
+		    const struct xlb_src_prefix *m);
 /* fp folded with the lists (sorted), for the VIP's fingerprint: a
  * VIP without lists keeps the fingerprint it had. */
 __u64 xlb_src_fingerprint(__u64 fp, const struct xlb_src_list *l);
@@ -80,6 +87,8 @@ struct xlb_src_all {
 };
 /* 0 (an instance without the trie has none) or -errno after p_err(). */
 int xlb_src_read_all(const struct xlb_instance *inst, struct xlb_src_all *all);
+/* The same from the trie's descriptor fd (-1: none). */
+int xlb_src_read_fd(int fd, struct xlb_src_all *all);
 void xlb_src_all_free(struct xlb_src_all *all);
 /* v's lists in all: the entries of its key and generation, when its
  * record says it has lists. */
