@@ -18,7 +18,7 @@
 #include "maps.h"
 #include "parse.h"
 #include "select.h"
-#include "src_ranges.h"
+#include "src_gate.h"
 #include "fib.h"
 #include "encap.h"
 #include "stats.h"
@@ -95,7 +95,7 @@ XLB_INLINE int xlb_process(struct xdp_md *ctx, __u32 *vip_id, __u32 *backend_id,
 	/* One clock read serves the connection table and the FIB cache. */
 	ct.now = xlb_now();
 
-	/* A VIP with source ranges asks them first (bpf/src_ranges.h). */
+	/* A VIP with source ranges asks them first (bpf/src_gate.h). */
 	if (__builtin_expect(guess & XLB_VIP_MAYBE_RANGED, 0)) {
 		err = xlb_src_gate(&pkt.flow, vip_id);
 		if (err)

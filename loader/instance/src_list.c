@@ -59,27 +59,30 @@ int xlb_src_add(const char *text, __u8 family, bool deny,
 int xlb_src_parse(const char *text, __u8 family, bool deny,
 		  struct xlb_src_list *l, char *why, size_t len)
 {
-	static struct xlb_src_list out;
+	struct xlb_src_list *out;
 	const char *empty = deny ? XLB_SRC_DENY_NONE : XLB_SRC_ALLOW_ANY;
 	char *copy, *item, *save = NULL;
 	__u32 i;
 	int err = 0;
 
-	out.n = 0;
-	for (i = 0; i < l->n; i++)
-		if (l->p[i].deny != deny)
-			out.p[out.n++] = l->p[i];
-	if (!strcmp(text, empty))
-		goto done;
 	if (!*text) {
 		snprintf(why, len, "no prefix (to empty the list: %s)", empty);
 		return -EINVAL;
 	}
+	out = malloc(sizeof(*out));
 	copy = strdup(text);
-	if (!copy) {
+	if (!out || !copy) {
+		free(out);
+		free(copy);
 		snprintf(why, len, "out of memory");
 		return -ENOMEM;
 	}
+	out->n = 0;
+	for (i = 0; i < l->n; i++)
+		if (l->p[i].deny != deny)
+			out->p[out->n++] = l->p[i];
+	if (!strcmp(text, empty))
+		goto done;
 	/* strtok_r would pass over an empty item: "a,,b" is a typo. */
 	for (item = copy; item && !err; item = save) {
 		save = strchr(item, ',');
@@ -90,14 +93,14 @@ int xlb_src_parse(const char *text, __u8 family, bool deny,
 			err = -EINVAL;
 			break;
 		}
-		err = xlb_src_add(item, family, deny, &out, why, len);
+		err = xlb_src_add(item, family, deny, out, why, len);
 	}
-	free(copy);
-	if (err)
-		return err;
 done:
-	memcpy(l, &out, sizeof(out.n) + out.n * sizeof(out.p[0]));
-	return 0;
+	if (!err)
+		memcpy(l, out, sizeof(out->n) + out->n * sizeof(out->p[0]));
+	free(copy);
+	free(out);
+	return err;
 }
 
 static int prefix_cmp(const void *a, const void *b)

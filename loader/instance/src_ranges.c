@@ -188,8 +188,8 @@ struct src_set_arg {
 static int src_set(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 {
 	const struct src_set_arg *a = arg;
-	static struct xlb_src_list have;
 	const struct xlb_src_list *l = a->l;
+	struct xlb_src_list *have;
 	char name[XLB_VIP_STRLEN];
 	struct xlb_src_all all;
 	struct xlb_state_vip *v;
@@ -213,16 +213,23 @@ static int src_set(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 		      name);
 		return -EOPNOTSUPP;
 	}
+	have = malloc(sizeof(*have));
+	if (!have) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
 	err = xlb_src_read_all(inst, &all);
-	if (err)
+	if (err) {
+		free(have);
 		return err;
-	xlb_src_of(&all, v, &have);
+	}
+	xlb_src_of(&all, v, have);
 	old_gen = named_gen(v);
 	flags = xlb_src_flags(l);
 	/* The same lists: nothing to write. A VIP born closed for its lists
 	 * (update.h) has none yet, and its flags differ. */
-	if (have.n == l->n &&
-	    !memcmp(have.p, l->p, l->n * sizeof(l->p[0])) &&
+	if (have->n == l->n &&
+	    !memcmp(have->p, l->p, l->n * sizeof(l->p[0])) &&
 	    (v->vip.flags & (XLB_VIP_F_SRC_LIST | XLB_VIP_F_SRC_DENY)) == flags)
 		goto out;
 	kept = kept_elsewhere(st, &all, a->key);
@@ -268,6 +275,7 @@ static int src_set(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 	}
 out:
 	xlb_src_all_free(&all);
+	free(have);
 	return err;
 }
 

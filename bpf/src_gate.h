@@ -8,8 +8,8 @@
  * they leave the balancer through the probe path (bpf/hc.bpf.c), not
  * through this program.
  */
-#ifndef XLB_BPF_SRC_RANGES_H
-#define XLB_BPF_SRC_RANGES_H
+#ifndef XLB_BPF_SRC_GATE_H
+#define XLB_BPF_SRC_GATE_H
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -61,4 +61,4 @@ static __attribute__((noinline)) int xlb_src_gate(const struct xlb_flow *flow,
 	return err;
 }
 
-#endif /* XLB_BPF_SRC_RANGES_H */
+#endif /* XLB_BPF_SRC_GATE_H */
