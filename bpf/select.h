@@ -79,13 +79,13 @@ XLB_INLINE int xlb_vip_maybe(const struct xlb_flow *flow)
 	if (__builtin_expect(f->ready & XLB_VIP_FILTER_STATELESS, 0) &&
 	    f->stateless[bit / 64] >> (bit % 64) & 1)
 		guess |= XLB_VIP_MAYBE_STATELESS;
-	if (__builtin_expect(f->ready & XLB_VIP_FILTER_RANGED, 0)) {
-		r = bpf_map_lookup_elem(&xlb_vip_ranged, &zero);
-		/* None (a program loaded over maps of an older xlb): every
-		 * VIP's flags are asked. A port's bit may be another
-		 * destination's, and the flow the all-port VIP's: its bit
-		 * counts too, or a port chosen for its bit would pass by
-		 * the all-port VIP's ranges. */
+	r = bpf_map_lookup_elem(&xlb_vip_ranged, &zero);
+	if (__builtin_expect(!r || r->on, 0)) {
+		/* No map (never: it is the program's own) asks every VIP's
+		 * flags. A port's bit may be another destination's, and the
+		 * flow the all-port VIP's: its bit counts too, or a port
+		 * chosen for its bit would pass by the all-port VIP's
+		 * ranges. */
 		if (!r || r->bits[bit / 64] >> (bit % 64) & 1)
 			guess |= XLB_VIP_MAYBE_RANGED;
 		else if (port_bit && f->ready & XLB_VIP_FILTER_ALL_PORTS) {

@@ -161,17 +161,17 @@ struct xlb_vip_filter {
 #define XLB_VIP_FILTER_READY		(1ULL << 0)
 #define XLB_VIP_FILTER_STATELESS	(1ULL << 1)	/* some VIP is stateless */
 #define XLB_VIP_FILTER_ALL_PORTS	(1ULL << 2)	/* some VIP takes all ports */
-#define XLB_VIP_FILTER_RANGED		(1ULL << 3)	/* some VIP has source
-							 * ranges: read
-							 * xlb_vip_ranged */
 XLB_STATIC_ASSERT(sizeof(struct xlb_vip_filter) == 8 + XLB_VIP_FILTER_BITS / 4,
 		  "xlb_vip_filter layout");
 
 /* The VIP filter's bits of the VIPs with source ranges
- * (XLB_VIP_F_SRC_LIST), in a map of their own (xlb_vip_ranged) that an
- * older instance's filter did not need to grow for: only their packets
- * look up the client before the connection table. */
+ * (XLB_VIP_F_SRC_LIST), in a map of their own (xlb_vip_ranged): only
+ * their packets look up the client before the connection table. Its own
+ * map, and its own switch (not a flag of the filter's ready), so that an
+ * older xlb, which rewrites the filter as it knows it, cannot turn the
+ * checks off. */
 struct xlb_vip_ranged {
+	__u64 on;		/* 0: no VIP has ranges, the bits unread */
 	__u64 bits[XLB_VIP_FILTER_BITS / 64];
 };
 

@@ -18,7 +18,7 @@
  *  - a VIP without XLB_VIP_F_SRC_LIST is never checked, whatever the trie
  *    holds and whatever its filter bit says;
  *  - a VIP with lists whose filter bit is not ranged (its bit absent
- *    from xlb_vip_ranged, or ready without XLB_VIP_FILTER_RANGED) is not
+ *    from xlb_vip_ranged, or the map switched off) is not
  *    checked either: the loader marks the bit ranged before a record
  *    gains the flag, and clears it only after the record has lost it; a
  *    filter never written (ready 0) tells nothing, and every VIP's lists
@@ -57,7 +57,7 @@ static bool src_fixture(void)
 		__u32 zero = 0;
 
 		if (!bpf_map_lookup_elem(filter_fd, &zero, &f))
-			fixture_ready = f.ready & ~XLB_VIP_FILTER_RANGED;
+			fixture_ready = f.ready;
 	}
 	return ASSERT_NE(fixture_ready, 0, "the fixture's filter") &
 	       ASSERT_GE(src_fd, 0, XLB_MAP_SRC_RANGES) &
@@ -106,6 +106,18 @@ static bool ranged_bit(__u32 id, bool on)
 		r.bits[bit / 64] |= 1ULL << (bit % 64);
 	else
 		r.bits[bit / 64] &= ~(1ULL << (bit % 64));
+	return !bpf_map_update_elem(ranged_fd, &zero, &r, BPF_ANY);
+}
+
+/* xlb_vip_ranged's switch: whether any VIP's bit is read at all. */
+static bool ranged_on(bool on)
+{
+	struct xlb_vip_ranged r;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(ranged_fd, &zero, &r))
+		return false;
+	r.on = on;
 	return !bpf_map_update_elem(ranged_fd, &zero, &r, BPF_ANY);
 }
 
@@ -293,7 +305,7 @@ static void run_client(__u32 id, __u16 dport, bool frag, const char *client,
 enum src_filter {
 	RANGED,			/* their bits in xlb_vip_ranged, ready says so */
 	BIT_NOT_RANGED,		/* ready says so, their bits are not there */
-	READY_NOT_RANGED,	/* their bits there, ready lacks the flag */
+	READY_NOT_RANGED,	/* their bits there, the map switched off */
 	NEVER_WRITTEN,		/* ready 0: the filter tells nothing */
 };
 
@@ -474,7 +486,7 @@ static const struct src_case cases_src[] = {
 	  .vips = { { VIP_TCP4, ALLOW_LIST } }, .filter = BIT_NOT_RANGED,
 	  .e = { DENY("0.0.0.0/0") },
 	  .p = { LET_IN("203.0.113.5"), LET_IN("198.51.100.1") } },
-	{ "a vip with lists while the filter's ready lacks ranged is not checked",
+	{ "a vip with lists while xlb_vip_ranged is switched off is not checked",
 	  .vips = { { VIP_TCP6, ALLOW_LIST } }, .filter = READY_NOT_RANGED,
 	  .e = { DENY("::/0") },
 	  .p = { LET_IN("2001:db8:c::5") } },
@@ -530,7 +542,7 @@ static bool apply_case(const struct src_case *c)
 	if (c->filter == NEVER_WRITTEN)
 		ok &= filter_ready(0, ~0ULL);
 	else if (c->filter != READY_NOT_RANGED)
-		ok &= filter_ready(XLB_VIP_FILTER_RANGED, 0);
+		ok &= ranged_on(true);
 	for (i = 0; i < 6 && c->e[i].prefix; i++) {
 		const struct src_entry *e = &c->e[i];
 		struct xlb_vip_key k = vip_key(e->vip ? e->vip : c->vips[0].id);
@@ -597,7 +609,7 @@ static void lists_swap_whole_by_a_generation_flip(void)
 		return;
 	k = vip_key(VIP_TCP4);
 	ASSERT_TRUE(ranged_bit(VIP_TCP4, true) &&
-		    filter_ready(XLB_VIP_FILTER_RANGED, 0) &&
+		    ranged_on(true) &&
 		    src_put(&k, 0, "203.0.113.0/24", false) &&
 		    vip_flags(VIP_TCP4, ALLOW_LIST), "the old lists");
 	run_client(VIP_TCP4, 0, false, "203.0.113.5", false, false, "old: 203.0.113.5 in");
@@ -662,7 +674,7 @@ static void an_all_port_vip_holds_its_lists_on_a_port_whose_bit_is_taken(void)
 		if (!ASSERT_GT(taken, 0, "a port whose bit another key set"))
 			return;
 		ASSERT_TRUE(ranged_bit(vips[i].vip, true) &&
-			    filter_ready(XLB_VIP_FILTER_RANGED, 0) &&
+			    ranged_on(true) &&
 			    src_put(&k, 0, vips[i].allow, false) &&
 			    vip_flags(vips[i].vip, ALLOW_LIST), "an allow list of one client");
 		snprintf(what, sizeof(what), "port %u: %s turned away", taken, vips[i].away);
@@ -729,7 +741,7 @@ static void an_established_flow_is_cut_once_its_prefix_is_denied(void)
 
 	k = vip_key(VIP_TCP4);
 	ASSERT_TRUE(ranged_bit(VIP_TCP4, true) &&
-		    filter_ready(XLB_VIP_FILTER_RANGED, 0) &&
+		    ranged_on(true) &&
 		    src_put(&k, 0, "203.0.113.0/24", true) &&
 		    src_put(&k, 0, "203.0.113.0/30", false) &&
 		    vip_flags(VIP_TCP4, DENY_LIST), "deny 203.0.113.0/24 but /30");
@@ -821,7 +833,7 @@ static void a_stateless_vip_meets_its_lists_first(void)
 		goto out;
 	k = vip_key(VIP_MTU4);
 	ASSERT_TRUE(ranged_bit(VIP_MTU4, true) &&
-		    filter_ready(XLB_VIP_FILTER_RANGED, 0) &&
+		    ranged_on(true) &&
 		    src_put(&k, 0, "203.0.113.0/24", false) &&
 		    src_put(&k, 0, "203.0.113.66/32", true) &&
 		    mtu4_flags(true, ALLOW_LIST), "allow 203.0.113.0/24 but .66");

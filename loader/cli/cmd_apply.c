@@ -73,6 +73,7 @@ struct file_vip {
 	struct xlb_hc_config hc;	/* the VIP's health settings */
 	struct xlb_hc_config *be_hc;	/* each backend's, as want[] */
 	struct xlb_src_list *src;	/* its source ranges */
+	bool shrinks;		/* fewer prefixes than it has now */
 	char where[32];		/* "vips[3]" */
 };
 
@@ -646,6 +647,34 @@ static int converge_health(struct xlb_instance *inst, struct xlb_state *st,
  * xlb_update_all_or_nothing(), which makes every table and records every
  * write before its commit performs them: it prints nothing but errors.
  */
+/* Which VIPs of the file have fewer prefixes than they have now. */
+static int src_shrinks(const struct xlb_instance *inst, struct xlb_state *st,
+		       const struct desired *d)
+{
+	const struct xlb_state_vip *v;
+	struct xlb_src_list *now;
+	struct xlb_src_all all;
+	size_t i;
+	int err;
+
+	now = malloc(sizeof(*now));
+	if (!now) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	err = xlb_src_read_all(inst, &all);
+	for (i = 0; i < d->n_vips && !err; i++) {
+		v = xlb_state_vip_find(st, &d->vips[i].key);
+		now->n = 0;
+		if (v)
+			xlb_src_of(&all, v, now);
+		d->vips[i].shrinks = d->vips[i].src->n <= now->n;
+	}
+	xlb_src_all_free(&all);
+	free(now);
+	return err;
+}
+
 static int converge(struct xlb_instance *inst, struct xlb_state *st,
 		    void *arg)
 {
@@ -675,7 +704,8 @@ static int converge(struct xlb_instance *inst, struct xlb_state *st,
 		if (err)
 			return err;
 	}
-	for (i = 0; i < d->n_vips; i++) {
+	err = src_shrinks(inst, st, d);
+	for (i = 0; i < d->n_vips && !err; i++) {
 		/* A new VIP with source ranges is born closed, then opened
 		 * to its lists (update.h). */
 		err = xlb_vip_converge_mode(inst, st, &d->vips[i].key,
@@ -686,13 +716,19 @@ static int converge(struct xlb_instance *inst, struct xlb_state *st,
 					    d->vips[i].hist.slot ?
 					    &d->vips[i].hist : NULL,
 					    d->vips[i].want, d->vips[i].n) ?:
-		      xlb_vip_src_set(inst, st, &d->vips[i].key,
-				      d->vips[i].src) ?:
 		      converge_health(inst, st, &d->vips[i]);
-		if (err)
-			return err;
 	}
-	return 0;
+	/* The lists that shrink first, then those that grow: the trie
+	 * never holds more than the limit on the way to a file that fits. */
+	for (i = 0; i < d->n_vips && !err; i++)
+		if (d->vips[i].shrinks)
+			err = xlb_vip_src_set(inst, st, &d->vips[i].key,
+					      d->vips[i].src);
+	for (i = 0; i < d->n_vips && !err; i++)
+		if (!d->vips[i].shrinks)
+			err = xlb_vip_src_set(inst, st, &d->vips[i].key,
+					      d->vips[i].src);
+	return err;
 }
 
 static void desired_free(struct desired *d)

@@ -259,10 +259,15 @@ static struct json_object *src_json(const struct xlb_src_list *l, bool deny)
 
 /* A VIP's lists in show's line: allow PREFIXES, deny PREFIXES, those
  * it has. */
-static void src_print(FILE *f, const struct xlb_src_list *l)
+static void src_print(FILE *f, const struct xlb_src_list *l, __u32 flags)
 {
 	char text[XLB_PREFIX_STRLEN];
 	__u32 i, k;
+
+	/* Born closed, its lists never written (a change that failed
+	 * between the two): every client denied. */
+	if (flags & XLB_VIP_F_SRC_LIST && !l->n)
+		fprintf(f, " allow none (closed: its lists were not written)");
 
 	for (k = 0; k < 2; k++) {
 		if (!xlb_src_count(l, k))
@@ -403,7 +408,7 @@ static void vip_print(FILE *f, struct xlb_nexthops *nx,
 			xlb_hash_str(v->vip.flags), XLB_VIP_AFFINITY(v->vip.flags));
 	if (v->vip.flags & XLB_VIP_F_NO_PING)
 		fprintf(f, " ping %s", xlb_ping_str(v->vip.flags));
-	src_print(f, t->src);
+	src_print(f, t->src, v->vip.flags);
 	xlb_hc_print(f, &h->vip);
 	if (h->fail_open)
 		fprintf(f, " fail-open (every backend is down: none left out)");

@@ -350,7 +350,7 @@ static void src_explain(struct xlb_lookup *lk, const struct xlb_lookup_query *q,
 	a->src_matched = m;
 	if (m)
 		a->src_match = *m;
-	a->src_denied = xlb_src_denies(l, m);
+	a->src_denied = xlb_src_denies(a->vip.flags, m);
 	xlb_src_all_free(&all);
 	free(l);
 }

@@ -24,6 +24,12 @@
 struct xlb_history;
 struct xlb_vip_filter;
 
+/* A VIP's source ranges as a plan leaves them (struct xlb_plan). */
+struct plan_src {
+	struct xlb_vip_key key;
+	__u32 n;
+};
+
 /* A table made by a plan, swapped in by its commit. */
 struct made_table {
 	int fd;			/* -1 once installed */
@@ -46,6 +52,8 @@ enum change_op_kind {
 	OP_HC_VIP_CONFIG,	/* VIP a's settings: value */
 	OP_HC_BACKEND_CONFIG,	/* backend a's settings: value */
 	OP_NOTE,		/* a line for stderr (p_info()), in order */
+	OP_QUIESCE,		/* wait until every packet the datapath had
+				 * begun has left it (xlb_plan_quiesce()) */
 };
 
 /*
@@ -98,6 +106,11 @@ struct xlb_plan {
 	bool filter_known;
 	struct xlb_vip_ranged *ranged;	/* likewise, the ranged bits */
 	bool ranged_known;
+	/* The VIP keys whose source ranges it wrote or deleted, and how
+	 * many prefixes each then has (src_ranges.c): the trie as it
+	 * leaves it, for the next step's reads and limits. */
+	struct plan_src *src;
+	__u32 n_src;
 	struct xlb_vip_key *addrs;
 	struct xlb_vip_addr *addr_vips;
 	__u32 n_addrs;
@@ -169,6 +182,10 @@ int xlb_plan_hc(const struct xlb_state *st, enum change_op_kind kind,
 		const void *config, size_t config_size);
 int xlb_plan_note(const struct xlb_state *st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A wait, when the commit reaches it, until the datapath has finished
+ * every packet it had begun (an RCU grace period): after it no packet
+ * holds what the writes before it replaced. 0 or -ENOMEM. */
+int xlb_plan_quiesce(const struct xlb_state *st);
 /* Name what the last write recorded writes ("VIP 192.0.2.10:80/tcp"),
  * for the commit's error should it fail. Returns 0. */
 int xlb_plan_what(const struct xlb_state *st, const char *fmt, ...)

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <linux/membarrier.h>
 
 #include "addr.h"
 #include "change.h"
@@ -52,6 +54,7 @@ void xlb_plan_free(struct xlb_plan *plan)
 	free(plan->slots);
 	free(plan->filter);
 	free(plan->ranged);
+	free(plan->src);
 	free(plan->addrs);
 	free(plan->addr_vips);
 	free(plan->after);
@@ -145,6 +148,19 @@ static int swap_table(struct xlb_instance *inst, struct made_table *t)
 	return 0;
 }
 
+/*
+ * The datapath runs in RCU read-side sections (XDP in NAPI's softirq):
+ * MEMBARRIER_CMD_GLOBAL returns after a grace period (synchronize_rcu()),
+ * when every packet that was in the program has left it. A kernel that
+ * refuses it (nohz_full) gets a wait far longer than a packet's time in
+ * the program.
+ */
+static void quiesce(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		usleep(20000);
+}
+
 /* Perform one write of a plan. */
 static int op_do(struct xlb_instance *inst, struct xlb_change *ch,
 		 struct xlb_plan *plan, const struct change_op *op)
@@ -187,6 +203,9 @@ static int op_do(struct xlb_instance *inst, struct xlb_change *ch,
 		return xlb_hc_backend_write(inst, NULL, op->a, op->value);
 	case OP_NOTE:
 		p_info("%s", op->note);
+		return 0;
+	case OP_QUIESCE:
+		quiesce();
 		return 0;
 	default:
 		return -EINVAL;

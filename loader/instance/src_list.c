@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+
 #include "addr.h"
+#include "numbers.h"
 #include "src_ranges.h"
 
 static const char *family_name(__u8 family)
@@ -14,21 +17,53 @@ static const char *family_name(__u8 family)
 	return family == XLB_AF_INET ? "IPv4" : "IPv6";
 }
 
-/* PREFIX of addr.h, which refuses the unspecified address: here the
- * default route is a prefix too, every client of the family. */
+/* ADDR/LEN or ADDR, IPv6 in brackets or not. Any address: a list names
+ * sources, which addr.h's rules for a VIP's or a backend's address do
+ * not fit (0.0.0.0/8, 127.0.0.0/8, 224.0.0.0/4 and the like belong in a
+ * deny list of bogons). */
 static int prefix_parse(const char *s, struct xlb_src_prefix *p,
 			const char **why)
 {
+	const char *slash = strrchr(s, '/');
+	size_t n = slash ? (size_t)(slash - s) : strlen(s);
+	const __u8 *b = (const __u8 *)p->addr;
+	char buf[INET6_ADDRSTRLEN + 2];
+	__u32 bits, max, i;
+
 	memset(p, 0, sizeof(*p));
-	if (!strcmp(s, "0.0.0.0/0")) {
+	if (n >= 2 && s[0] == '[' && s[n - 1] == ']') {
+		s++;
+		n -= 2;
+	}
+	if (n >= sizeof(buf)) {
+		*why = "not an IPv4 or IPv6 prefix";
+		return -EINVAL;
+	}
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (inet_pton(AF_INET, buf, p->addr) == 1)
 		p->family = XLB_AF_INET;
-		return 0;
-	}
-	if (!strcmp(s, "::/0")) {
+	else if (inet_pton(AF_INET6, buf, p->addr) == 1)
 		p->family = XLB_AF_INET6;
-		return 0;
+	else {
+		*why = "not an IPv4 or IPv6 prefix";
+		return -EINVAL;
 	}
-	return xlb_prefix_parse(s, p->addr, &p->family, &p->len, why);
+	max = p->family == XLB_AF_INET ? 32 : 128;
+	bits = max;
+	if (slash && xlb_u32_parse(slash + 1, 0, max, &bits, why)) {
+		*why = max == 32 ? "prefix length must be 0..32" :
+				   "prefix length must be 0..128";
+		return -EINVAL;
+	}
+	for (i = bits; i < max; i++) {
+		if (b[i / 8] & (0x80 >> (i % 8))) {
+			*why = "host bits set (write the network address)";
+			return -EINVAL;
+		}
+	}
+	p->len = bits;
+	return 0;
 }
 
 int xlb_src_add(const char *text, __u8 family, bool deny,
@@ -130,6 +165,23 @@ static bool prefix_holds(const struct xlb_src_prefix *outer,
 	return true;
 }
 
+/* Whether a prefix of the other list lies between outer and inner, of
+ * one list: inner is then an exception to that exception, and says
+ * something (allow 10/8 and 10.1.2/24, deny 10.1/16). */
+static bool between(const struct xlb_src_list *l,
+		    const struct xlb_src_prefix *outer,
+		    const struct xlb_src_prefix *inner)
+{
+	__u32 i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->p[i].deny != outer->deny &&
+		    prefix_holds(outer, &l->p[i]) &&
+		    prefix_holds(&l->p[i], inner))
+			return true;
+	return false;
+}
+
 int xlb_src_check(struct xlb_src_list *l, char *why, size_t len)
 {
 	char a[XLB_PREFIX_STRLEN], b[XLB_PREFIX_STRLEN];
@@ -155,7 +207,7 @@ int xlb_src_check(struct xlb_src_list *l, char *why, size_t len)
 				snprintf(why, len, "%s is both allowed and denied", a);
 			else if (p->len == q->len)
 				snprintf(why, len, "%s is given twice", a);
-			else if (p->deny == q->deny)
+			else if (p->deny == q->deny && !between(l, p, q))
 				snprintf(why, len, "%s overlaps %s in the %s list (it is inside it)",
 					 b, a, p->deny ? "deny" : "allow");
 			else
@@ -181,12 +233,11 @@ const struct xlb_src_prefix *xlb_src_match(const struct xlb_src_list *l,
 	return best;
 }
 
-bool xlb_src_denies(const struct xlb_src_list *l,
-		    const struct xlb_src_prefix *m)
+bool xlb_src_denies(__u32 vip_flags, const struct xlb_src_prefix *m)
 {
-	if (!l->n)
+	if (!(vip_flags & XLB_VIP_F_SRC_LIST))
 		return false;
-	return m ? m->deny : xlb_src_count(l, false) > 0;
+	return m ? m->deny : !!(vip_flags & XLB_VIP_F_SRC_DENY);
 }
 
 __u32 xlb_src_count(const struct xlb_src_list *l, bool deny)

@@ -13,6 +13,7 @@
 #include "change.h"
 #include "report.h"
 #include "src_ranges.h"
+#include "vip_filter.h"
 
 int xlb_src_read_all(const struct xlb_instance *inst, struct xlb_src_all *all)
 {
@@ -122,22 +123,83 @@ static struct xlb_src_key entry_key(const struct xlb_vip_key *vip, int gen,
 	return k;
 }
 
-/* Delete the entries of all that match: of key (NULL: any VIP's) and
- * not named by their VIP's record in st. */
+/* The plan's record of key's ranges, or NULL: the trie's hold. */
+static struct plan_src *plan_src_of(const struct xlb_plan *plan,
+				    const struct xlb_vip_key *key)
+{
+	__u32 i;
+
+	for (i = 0; i < plan->n_src; i++)
+		if (!memcmp(&plan->src[i].key, key, sizeof(*key)))
+			return &plan->src[i];
+	return NULL;
+}
+
+/* Note that after the plan's writes so far key has n prefixes. */
+static int plan_src_set(struct xlb_plan *plan, const struct xlb_vip_key *key,
+			__u32 n)
+{
+	struct plan_src *p = plan_src_of(plan, key);
+
+	if (!p) {
+		p = realloc(plan->src, (plan->n_src + 1) * sizeof(*p));
+		if (!p) {
+			p_err("out of memory");
+			return -ENOMEM;
+		}
+		plan->src = p;
+		p = &plan->src[plan->n_src++];
+		p->key = *key;
+	}
+	p->n = n;
+	return 0;
+}
+
+/*
+ * Whether entry e is in use: named by its VIP's record in st (a corrupt
+ * record's key keeps every entry: it is left alone, and the datapath may
+ * still read it), or, with slots, by the copy of a record in the VIP's
+ * slot, which the datapath reads until the first write of a command
+ * repairs it (vip_sets.c): a kill between a record's write and its
+ * slot's must not take the lists the slot names.
+ */
+static bool entry_named(const struct xlb_instance *inst, struct xlb_state *st,
+			const struct xlb_src_entry *e, bool slots)
+{
+	const struct xlb_state_vip *v = xlb_state_vip_find(st, &e->key.vip);
+	struct xlb_vip_slot slot;
+	__u32 bit;
+
+	if ((v && v->corrupt[0]) || named_gen(v) == e->key.gen)
+		return true;
+	if (!slots || inst->vip_slots_fd < 0)
+		return false;
+	bit = xlb_vip_key_bit(&e->key.vip);
+	if (bpf_map_lookup_elem(inst->vip_slots_fd, &bit, &slot))
+		return true;	/* unreadable: kept */
+	return !memcmp(&slot.key, &e->key.vip, sizeof(slot.key)) &&
+	       slot.vip.flags & XLB_VIP_F_SRC_LIST &&
+	       !!(slot.vip.flags & XLB_VIP_F_SRC_GEN) == e->key.gen;
+}
+
+/* Delete the entries of all of key (NULL: any VIP's) not in use
+ * (entry_named()), but those of a key the plan wrote already. */
 static int delete_unnamed(struct xlb_instance *inst, struct xlb_state *st,
 			  const struct xlb_src_all *all,
-			  const struct xlb_vip_key *key)
+			  const struct xlb_vip_key *key, bool slots)
 {
+	struct xlb_plan *plan = plan_of(st);
 	const struct xlb_src_entry *e;
 	__u32 i;
 	int err;
 
+	if (!plan)
+		return -EINVAL;
 	for (i = 0; i < all->n; i++) {
 		e = &all->e[i];
-		if (key && memcmp(&e->key.vip, key, sizeof(*key)))
-			continue;
-		if (named_gen(xlb_state_vip_find(st, &e->key.vip)) ==
-		    e->key.gen)
+		if ((key && memcmp(&e->key.vip, key, sizeof(*key))) ||
+		    plan_src_of(plan, &e->key.vip) ||
+		    entry_named(inst, st, e, slots))
 			continue;
 		err = xlb_plan_delete(st, inst->src_ranges_fd,
 				      XLB_MAP_SRC_RANGES, &e->key,
@@ -151,20 +213,31 @@ static int delete_unnamed(struct xlb_instance *inst, struct xlb_state *st,
 int xlb_src_leftovers(struct xlb_instance *inst, struct xlb_state *st,
 		      const struct xlb_vip_key *key)
 {
+	struct xlb_plan *plan = plan_of(st);
 	struct xlb_src_all all;
 	int err;
 
+	if (!plan)
+		return -EINVAL;
 	if (inst->src_ranges_fd < 0)
 		return 0;
 	err = xlb_src_read_all(inst, &all);
+	/* A VIP being deleted: its slot is emptied before its key, so the
+	 * record alone says; a repair goes by the slots too. */
 	if (!err)
-		err = delete_unnamed(inst, st, &all, key);
+		err = delete_unnamed(inst, st, &all, key, !key);
+	/* Its key has none left, for the plan's next steps. */
+	if (!err && key && !xlb_state_vip_find(st, key))
+		err = plan_src_set(plan, key, 0);
 	xlb_src_all_free(&all);
 	return err;
 }
 
-/* The entries the records of st name, but those of key. */
-static __u32 kept_elsewhere(struct xlb_state *st, const struct xlb_src_all *all,
+/* The prefixes the VIPs of st have after the plan's writes so far, but
+ * those of key. */
+static __u32 kept_elsewhere(const struct xlb_instance *inst,
+			    struct xlb_state *st, const struct xlb_plan *plan,
+			    const struct xlb_src_all *all,
 			    const struct xlb_vip_key *key)
 {
 	const struct xlb_src_entry *e;
@@ -173,10 +246,13 @@ static __u32 kept_elsewhere(struct xlb_state *st, const struct xlb_src_all *all,
 	for (i = 0; i < all->n; i++) {
 		e = &all->e[i];
 		if (memcmp(&e->key.vip, key, sizeof(*key)) &&
-		    named_gen(xlb_state_vip_find(st, &e->key.vip)) ==
-		    e->key.gen)
+		    !plan_src_of(plan, &e->key.vip) &&
+		    entry_named(inst, st, e, false))
 			n++;
 	}
+	for (i = 0; i < plan->n_src; i++)
+		if (memcmp(&plan->src[i].key, key, sizeof(*key)))
+			n += plan->src[i].n;
 	return n;
 }
 
@@ -188,16 +264,19 @@ struct src_set_arg {
 static int src_set(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 {
 	const struct src_set_arg *a = arg;
+	struct xlb_plan *plan = plan_of(st);
 	const struct xlb_src_list *l = a->l;
-	struct xlb_src_list *have;
+	struct xlb_src_list *have = NULL;
 	char name[XLB_VIP_STRLEN];
-	struct xlb_src_all all;
+	struct xlb_src_all all = {};
 	struct xlb_state_vip *v;
 	struct xlb_src_key k;
 	struct xlb_src_value val;
 	__u32 i, flags, kept;
 	int err, old_gen, gen;
 
+	if (!plan)
+		return -EINVAL;
 	xlb_vip_str(a->key, name, sizeof(name));
 	v = xlb_state_vip_find(st, a->key);
 	if (!v || v->corrupt[0]) {
@@ -213,17 +292,25 @@ static int src_set(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 		      name);
 		return -EOPNOTSUPP;
 	}
+	/* First what the command's first write owes, the slots' repair
+	 * among it: from there on, v's record is what the datapath reads,
+	 * even when nothing else is written. */
+	err = xlb_update_pending(inst, st);
 	have = malloc(sizeof(*have));
-	if (!have) {
+	if (!err && !have) {
 		p_err("out of memory");
-		return -ENOMEM;
+		err = -ENOMEM;
 	}
-	err = xlb_src_read_all(inst, &all);
-	if (err) {
-		free(have);
-		return err;
-	}
-	xlb_src_of(&all, v, have);
+	if (!err)
+		err = xlb_src_read_all(inst, &all);
+	if (err)
+		goto out;
+	/* A key whose entries the plan deleted (a VIP removed, then built
+	 * anew) has none. */
+	if (plan_src_of(plan, a->key))
+		have->n = 0;
+	else
+		xlb_src_of(&all, v, have);
 	old_gen = named_gen(v);
 	flags = xlb_src_flags(l);
 	/* The same lists: nothing to write. A VIP born closed for its lists
@@ -232,18 +319,15 @@ static int src_set(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 	    !memcmp(have->p, l->p, l->n * sizeof(l->p[0])) &&
 	    (v->vip.flags & (XLB_VIP_F_SRC_LIST | XLB_VIP_F_SRC_DENY)) == flags)
 		goto out;
-	kept = kept_elsewhere(st, &all, a->key);
+	kept = kept_elsewhere(inst, st, plan, &all, a->key);
 	if (kept + l->n > XLB_SRC_MAX) {
 		p_err("VIP %s: %u source prefixes, with the %u of the other VIPs, are more than %d (the limit in all)",
 		      name, l->n, kept, XLB_SRC_MAX);
 		err = -ENOSPC;
 		goto out;
 	}
-	err = xlb_update_pending(inst, st);
-	if (err)
-		goto out;
 	/* What a kill left under the other generation goes first. */
-	err = delete_unnamed(inst, st, &all, a->key);
+	err = delete_unnamed(inst, st, &all, a->key, false);
 	if (err)
 		goto out;
 	gen = old_gen == 1 ? 0 : 1;
@@ -266,13 +350,19 @@ static int src_set(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 		err = xlb_vip_filter_sync(inst, st, NULL, 0);
 	err = err ?: xlb_vip_write(inst, st, v, BPF_EXIST);
 	err = err ?: xlb_vip_filter_sync(inst, st, NULL, 0);
-	for (i = 0; i < all.n && !err; i++) {
-		if (!entry_of(&all.e[i], a->key, old_gen) || old_gen < 0)
+	/* A packet that read the old record may still look for the old
+	 * entries: they go once it is through. */
+	if (!err && old_gen >= 0)
+		err = xlb_plan_quiesce(st);
+	for (i = 0; i < all.n && !err && old_gen >= 0; i++) {
+		if (!entry_of(&all.e[i], a->key, old_gen))
 			continue;
 		err = xlb_plan_delete(st, inst->src_ranges_fd,
 				      XLB_MAP_SRC_RANGES, &all.e[i].key,
 				      sizeof(all.e[i].key), true);
 	}
+	if (!err)
+		err = plan_src_set(plan, a->key, l->n);
 out:
 	xlb_src_all_free(&all);
 	free(have);

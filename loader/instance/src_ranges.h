@@ -67,10 +67,9 @@ __u32 xlb_src_flags(const struct xlb_src_list *l);
 /* The longest prefix of l that holds addr (of l's family), or NULL. */
 const struct xlb_src_prefix *xlb_src_match(const struct xlb_src_list *l,
 					   const __be32 addr[4]);
-/* Whether a VIP with lists l denies a client whose longest match is m
- * (NULL: none), as the datapath decides. */
-bool xlb_src_denies(const struct xlb_src_list *l,
-		    const struct xlb_src_prefix *m);
+/* Whether a VIP of flags (its record's) denies a client whose longest
+ * match in its lists is m (NULL: none), as the datapath decides. */
+bool xlb_src_denies(__u32 vip_flags, const struct xlb_src_prefix *m);
 /* fp folded with the lists (sorted), for the VIP's fingerprint: a
  * VIP without lists keeps the fingerprint it had. */
 __u64 xlb_src_fingerprint(__u64 fp, const struct xlb_src_list *l);

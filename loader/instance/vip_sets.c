@@ -180,6 +180,8 @@ static int ranged_write(struct xlb_instance *inst, const struct xlb_state *st,
 					plan->ranged))
 			memset(plan->ranged, 0xff, sizeof(*plan->ranged));
 	}
+	next.on = gain ? plan->ranged->on | want->on : want->on;
+	differs = next.on != plan->ranged->on;
 	for (i = 0; i < XLB_VIP_FILTER_BITS / 64; i++) {
 		next.bits[i] = gain ? plan->ranged->bits[i] | want->bits[i]
 				    : want->bits[i];
@@ -241,7 +243,7 @@ int xlb_vip_filter_sync(struct xlb_instance *inst, const struct xlb_state *st,
 		}
 		/* Those of a VIP with source ranges meet them first. */
 		if (flags & XLB_VIP_F_SRC_LIST) {
-			want->ready |= XLB_VIP_FILTER_RANGED;
+			ranged->on = 1;
 			ranged->bits[bit / 64] |= 1ULL << (bit % 64);
 		}
 		if (inst->vip_addrs_fd < 0)

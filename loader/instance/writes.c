@@ -155,6 +155,13 @@ int xlb_plan_hc(const struct xlb_state *st, enum change_op_kind kind,
 	return op_keep(st, op, ok);
 }
 
+int xlb_plan_quiesce(const struct xlb_state *st)
+{
+	struct change_op *op = op_new(st, OP_QUIESCE);
+
+	return op ? op_keep(st, op, true) : -ENOMEM;
+}
+
 int xlb_plan_note(const struct xlb_state *st, const char *fmt, ...)
 {
 	struct change_op *op = op_new(st, OP_NOTE);
