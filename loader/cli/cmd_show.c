@@ -44,6 +44,7 @@ struct live_table {
 	__u64 fingerprint;
 	struct xlb_history hist;	/* a stateless VIP's, sorted */
 	const struct xlb_src_list *src;	/* its source ranges */
+	bool closed;		/* flagged with lists, none written */
 };
 
 static int read_live(const struct xlb_instance *inst,
@@ -259,15 +260,10 @@ static struct json_object *src_json(const struct xlb_src_list *l, bool deny)
 
 /* A VIP's lists in show's line: allow PREFIXES, deny PREFIXES, those
  * it has. */
-static void src_print(FILE *f, const struct xlb_src_list *l, __u32 flags)
+static void src_print(FILE *f, const struct xlb_src_list *l, bool closed)
 {
 	char text[XLB_PREFIX_STRLEN];
 	__u32 i, k;
-
-	/* Born closed, its lists never written (a change that failed
-	 * between the two): every client denied. */
-	if (flags & XLB_VIP_F_SRC_LIST && !l->n)
-		fprintf(f, " allow none (closed: its lists were not written)");
 
 	for (k = 0; k < 2; k++) {
 		if (!xlb_src_count(l, k))
@@ -279,6 +275,8 @@ static void src_print(FILE *f, const struct xlb_src_list *l, __u32 flags)
 					',' : ' ', xlb_src_prefix_str(&l->p[i],
 						text, sizeof(text)));
 	}
+	if (closed)
+		fprintf(f, " (closed: its lists were not written)");
 }
 
 static struct json_object *vip_json(struct xlb_nexthops *nx,
@@ -408,7 +406,7 @@ static void vip_print(FILE *f, struct xlb_nexthops *nx,
 			xlb_hash_str(v->vip.flags), XLB_VIP_AFFINITY(v->vip.flags));
 	if (v->vip.flags & XLB_VIP_F_NO_PING)
 		fprintf(f, " ping %s", xlb_ping_str(v->vip.flags));
-	src_print(f, t->src, v->vip.flags);
+	src_print(f, t->src, t->closed);
 	xlb_hc_print(f, &h->vip);
 	if (h->fail_open)
 		fprintf(f, " fail-open (every backend is down: none left out)");
@@ -488,7 +486,7 @@ int do_show(int argc, char **argv)
 	struct xlb_state *st;
 	struct live_table t;
 	struct vip_health h;
-	bool filter = false;
+	bool filter = false, closed;
 	size_t n, text_len = 0;
 	char *text = NULL;
 	FILE *f = NULL;
@@ -557,7 +555,13 @@ int do_show(int argc, char **argv)
 			continue;
 		}
 		xlb_src_of(&all, v, &src);
+		/* Born closed, its lists never written (a change that failed
+		 * between the two): it denies every client, and says so. */
+		closed = v->vip.flags & XLB_VIP_F_SRC_LIST && !src.n;
+		if (closed)
+			xlb_src_deny_all(&src, v->key.family);
 		err = read_live(&inst, st, v, &src, &t);
+		t.closed = closed;
 		if (err) {
 			p_err("cannot read the table of VIP id %u: %s",
 			      v->vip.id, strerror(-err));

@@ -81,7 +81,7 @@ int xlb_src_add(const char *text, __u8 family, bool deny,
 			 text, family_name(family));
 		return -EINVAL;
 	}
-	if (l->n >= XLB_SRC_MAX_VIP) {
+	if (l->n >= XLB_SRC_LIST_ROOM) {
 		snprintf(why, len, "more than %d prefixes (the limit of a VIP)",
 			 XLB_SRC_MAX_VIP);
 		return -EINVAL;
@@ -189,7 +189,7 @@ int xlb_src_check(struct xlb_src_list *l, char *why, size_t len)
 	__u32 i, j;
 
 	if (l->n > XLB_SRC_MAX_VIP) {
-		snprintf(why, len, "%u prefixes: a VIP has at most %d",
+		snprintf(why, len, "%u prefixes: more than %d prefixes (the limit of a VIP)",
 			 l->n, XLB_SRC_MAX_VIP);
 		return -EINVAL;
 	}
@@ -276,6 +276,14 @@ const char *xlb_src_part_str(const struct xlb_src_list *l, bool deny,
 				 "%s%s", used ? "," : "", one);
 	}
 	return buf;
+}
+
+void xlb_src_deny_all(struct xlb_src_list *l, __u8 family)
+{
+	memset(&l->p[0], 0, sizeof(l->p[0]));
+	l->p[0].family = family;
+	l->p[0].deny = 1;
+	l->n = 1;
 }
 
 __u32 xlb_src_flags(const struct xlb_src_list *l)

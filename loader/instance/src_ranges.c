@@ -156,37 +156,25 @@ static int plan_src_set(struct xlb_plan *plan, const struct xlb_vip_key *key,
 }
 
 /*
- * Whether entry e is in use: named by its VIP's record in st (a corrupt
+ * Whether entry e is in use: named by its VIP's record in st. A corrupt
  * record's key keeps every entry: it is left alone, and the datapath may
- * still read it), or, with slots, by the copy of a record in the VIP's
- * slot, which the datapath reads until the first write of a command
- * repairs it (vip_sets.c): a kill between a record's write and its
- * slot's must not take the lists the slot names.
+ * still read it. A slot's copy of a record is not asked: a kill between
+ * a record's write and its slot's leaves a stale copy, which the repair
+ * rewrites (xlb_vip_slots_repair()) before it deletes what the record
+ * does not name.
  */
-static bool entry_named(const struct xlb_instance *inst, struct xlb_state *st,
-			const struct xlb_src_entry *e, bool slots)
+static bool entry_named(struct xlb_state *st, const struct xlb_src_entry *e)
 {
 	const struct xlb_state_vip *v = xlb_state_vip_find(st, &e->key.vip);
-	struct xlb_vip_slot slot;
-	__u32 bit;
 
-	if ((v && v->corrupt[0]) || named_gen(v) == e->key.gen)
-		return true;
-	if (!slots || inst->vip_slots_fd < 0)
-		return false;
-	bit = xlb_vip_key_bit(&e->key.vip);
-	if (bpf_map_lookup_elem(inst->vip_slots_fd, &bit, &slot))
-		return true;	/* unreadable: kept */
-	return !memcmp(&slot.key, &e->key.vip, sizeof(slot.key)) &&
-	       slot.vip.flags & XLB_VIP_F_SRC_LIST &&
-	       !!(slot.vip.flags & XLB_VIP_F_SRC_GEN) == e->key.gen;
+	return (v && v->corrupt[0]) || named_gen(v) == e->key.gen;
 }
 
 /* Delete the entries of all of key (NULL: any VIP's) not in use
  * (entry_named()), but those of a key the plan wrote already. */
 static int delete_unnamed(struct xlb_instance *inst, struct xlb_state *st,
 			  const struct xlb_src_all *all,
-			  const struct xlb_vip_key *key, bool slots)
+			  const struct xlb_vip_key *key)
 {
 	struct xlb_plan *plan = plan_of(st);
 	const struct xlb_src_entry *e;
@@ -199,7 +187,7 @@ static int delete_unnamed(struct xlb_instance *inst, struct xlb_state *st,
 		e = &all->e[i];
 		if ((key && memcmp(&e->key.vip, key, sizeof(*key))) ||
 		    plan_src_of(plan, &e->key.vip) ||
-		    entry_named(inst, st, e, slots))
+		    entry_named(st, e))
 			continue;
 		err = xlb_plan_delete(st, inst->src_ranges_fd,
 				      XLB_MAP_SRC_RANGES, &e->key,
@@ -222,10 +210,8 @@ int xlb_src_leftovers(struct xlb_instance *inst, struct xlb_state *st,
 	if (inst->src_ranges_fd < 0)
 		return 0;
 	err = xlb_src_read_all(inst, &all);
-	/* A VIP being deleted: its slot is emptied before its key, so the
-	 * record alone says; a repair goes by the slots too. */
 	if (!err)
-		err = delete_unnamed(inst, st, &all, key, !key);
+		err = delete_unnamed(inst, st, &all, key);
 	/* Its key has none left, for the plan's next steps. */
 	if (!err && key && !xlb_state_vip_find(st, key))
 		err = plan_src_set(plan, key, 0);
@@ -235,8 +221,7 @@ int xlb_src_leftovers(struct xlb_instance *inst, struct xlb_state *st,
 
 /* The prefixes the VIPs of st have after the plan's writes so far, but
  * those of key. */
-static __u32 kept_elsewhere(const struct xlb_instance *inst,
-			    struct xlb_state *st, const struct xlb_plan *plan,
+static __u32 kept_elsewhere(struct xlb_state *st, const struct xlb_plan *plan,
 			    const struct xlb_src_all *all,
 			    const struct xlb_vip_key *key)
 {
@@ -247,7 +232,7 @@ static __u32 kept_elsewhere(const struct xlb_instance *inst,
 		e = &all->e[i];
 		if (memcmp(&e->key.vip, key, sizeof(*key)) &&
 		    !plan_src_of(plan, &e->key.vip) &&
-		    entry_named(inst, st, e, false))
+		    entry_named(st, e))
 			n++;
 	}
 	for (i = 0; i < plan->n_src; i++)
@@ -319,7 +304,7 @@ static int src_set(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 	    !memcmp(have->p, l->p, l->n * sizeof(l->p[0])) &&
 	    (v->vip.flags & (XLB_VIP_F_SRC_LIST | XLB_VIP_F_SRC_DENY)) == flags)
 		goto out;
-	kept = kept_elsewhere(inst, st, plan, &all, a->key);
+	kept = kept_elsewhere(st, plan, &all, a->key);
 	if (kept + l->n > XLB_SRC_MAX) {
 		p_err("VIP %s: %u source prefixes, with the %u of the other VIPs, are more than %d (the limit in all)",
 		      name, l->n, kept, XLB_SRC_MAX);
@@ -327,7 +312,7 @@ static int src_set(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 		goto out;
 	}
 	/* What a kill left under the other generation goes first. */
-	err = delete_unnamed(inst, st, &all, a->key, false);
+	err = delete_unnamed(inst, st, &all, a->key);
 	if (err)
 		goto out;
 	gen = old_gen == 1 ? 0 : 1;

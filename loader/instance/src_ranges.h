@@ -28,10 +28,12 @@ struct xlb_src_prefix {
 };
 
 /* A VIP's lists, allow prefixes first, each part sorted by address and
- * length (xlb_src_check() sorts). */
+ * length (xlb_src_check() sorts). Room for twice a VIP's limit: while a
+ * command replaces one list, the other one it drops is still there. */
+#define XLB_SRC_LIST_ROOM	(2 * XLB_SRC_MAX_VIP)
 struct xlb_src_list {
 	__u32 n;
-	struct xlb_src_prefix p[XLB_SRC_MAX_VIP];
+	struct xlb_src_prefix p[XLB_SRC_LIST_ROOM];
 };
 
 /* What --allow or --deny says: "any" (no allow list) and "none" (no deny
@@ -61,6 +63,10 @@ const char *xlb_src_prefix_str(const struct xlb_src_prefix *p, char *buf,
 /* The part as text, comma-separated, or "any" / "none" when empty. */
 const char *xlb_src_part_str(const struct xlb_src_list *l, bool deny,
 			     char *buf, size_t size);
+/* l made a deny list of every client of family: what a VIP flagged
+ * with lists but without entries does (born closed, its lists never
+ * written), as show, its JSON and the fingerprint say it. */
+void xlb_src_deny_all(struct xlb_src_list *l, __u8 family);
 /* The VIP flags l asks for, but the generation: XLB_VIP_F_SRC_LIST with
  * any prefix, XLB_VIP_F_SRC_DENY with an allow list. */
 __u32 xlb_src_flags(const struct xlb_src_list *l);

@@ -123,7 +123,8 @@ static int repair(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 		if (err)
 			return err;
 	}
-	err = free_leftovers(inst, st) ?: xlb_src_leftovers(inst, st, NULL);
+	err = free_leftovers(inst, st) ?: xlb_vip_slots_repair(inst, st) ?:
+	      xlb_src_leftovers(inst, st, NULL);
 	for (i = 0; i < st->n_vips && !err; i++)
 		err = history_expire(inst, st, &st->vips[i]);
 	return err;
@@ -607,8 +608,10 @@ int xlb_vip_converge(struct xlb_instance *inst, struct xlb_state *st,
 }
 
 static int vip_remove(struct xlb_instance *inst, struct xlb_state *st,
-		      const struct xlb_vip_key *key)
+		      const struct xlb_vip_key *key_in)
 {
+	/* A copy: key_in may point into st->vips, which the erase shifts. */
+	const struct xlb_vip_key k = *key_in, *key = &k;
 	struct xlb_state_vip *v = xlb_state_vip_find(st, key);
 	char name[XLB_VIP_STRLEN];
 	bool corrupt;

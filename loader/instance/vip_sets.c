@@ -405,6 +405,28 @@ int xlb_vip_slot_write(struct xlb_instance *inst, const struct xlb_state *st,
 	return slot_update(inst, st, xlb_vip_key_bit(&v->key), v);
 }
 
+int xlb_vip_slots_repair(struct xlb_instance *inst, const struct xlb_state *st)
+{
+	const struct xlb_state_vip *v;
+	struct xlb_vip_slot have;
+	__u32 i, bit;
+	int err = 0;
+
+	if (inst->vip_slots_fd < 0)
+		return 0;
+	for (i = 0; i < st->n_vips && !err; i++) {
+		v = &st->vips[i];
+		bit = xlb_vip_key_bit(&v->key);
+		if (v->corrupt[0] ||
+		    bpf_map_lookup_elem(inst->vip_slots_fd, &bit, &have) ||
+		    memcmp(&have.key, &v->key, sizeof(have.key)) ||
+		    !memcmp(&have.vip, &v->vip, sizeof(have.vip)))
+			continue;
+		err = slot_update(inst, st, bit, v);
+	}
+	return err;
+}
+
 int xlb_vip_slot_clear(struct xlb_instance *inst, const struct xlb_state *st,
 		       const struct xlb_vip_key *key)
 {
