@@ -5,7 +5,8 @@
  * packet for a VIP to the backend at its flow's hash mod M in the VIP's
  * table; either is encapsulated and sent towards that backend. A
  * stateless VIP's packets skip the connection table: each goes to its
- * slot's backend, with the slot's previous owner named in GUE. Anything
+ * slot's backend, with the slot's previous owner named in GUE. A VIP
+ * with source ranges turns a client they deny away first. Anything
  * else goes to the kernel untouched, but what is addressed to a VIP
  * address, which the kernel would only route back, is dropped. Each stage
  * returns 0 or a negative reason (enum xlb_stat) and xlb_account() counts
