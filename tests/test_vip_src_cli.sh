@@ -48,8 +48,8 @@
 #  - a `vip add` with lists killed after any of its map writes never lets
 #    in a client its lists do not: the VIP is absent, has its lists, or is
 #    closed (every client denied: show, -j and the fingerprint say
-#    "deny 0.0.0.0/0 (closed", and show -j applied back keeps it so) until
-#    `vip set` gives it its lists.
+#    "deny 0.0.0.0/0 (closed", show -j applied back and `--allow any` keep
+#    it so) until `vip set` gives it its lists.
 set -uo pipefail
 . "$(dirname "$0")/lib/lib.sh"
 . "$(dirname "$0")/lib/loader_lib.sh"
@@ -405,7 +405,11 @@ for ((k = 1; k <= 40; k++)); do
 			# Applied back, show -j keeps it closed.
 			x show -j >"$TMP/closed.json" && x apply "$TMP/closed.json" >/dev/null &&
 				[[ $(verdicts $VN 203.0.113.9 10.0.0.7 10.0.1.1) == "denied denied denied" ]] ||
-				{ echo "  write $k: show -j applied back opens the closed VIP"; kill_ok=0; } ;;
+				{ echo "  write $k: show -j applied back opens the closed VIP"; kill_ok=0; }
+			# --allow any leaves the deny of every client show gives.
+			x vip set $VN --allow any >/dev/null &&
+				[[ $(verdicts $VN 203.0.113.9 10.0.1.1) == "denied denied" ]] ||
+				{ echo "  write $k: --allow any opens the closed VIP"; kill_ok=0; } ;;
 		*) want=x ;;
 		esac
 		[[ $v == "$want" ]] ||

@@ -557,7 +557,7 @@ int do_show(int argc, char **argv)
 		xlb_src_of(&all, v, &src);
 		/* Born closed, its lists never written (a change that failed
 		 * between the two): it denies every client, and says so. */
-		closed = v->vip.flags & XLB_VIP_F_SRC_LIST && !src.n;
+		closed = xlb_src_closed(v->vip.flags, &src);
 		if (closed)
 			xlb_src_deny_all(&src, v->key.family);
 		err = read_live(&inst, st, v, &src, &t);

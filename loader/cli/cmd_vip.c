@@ -399,8 +399,12 @@ static int vip_set(int argc, char **argv)
 	xlb_hc_overlay(&c, &h.c, h.given);
 	err = vip_health_check(&inst, st, name, key.port, v->vip.id, &c) ?:
 	      vip_mode_flags(&mode, name, key.family, v->vip.flags, &flags) ?:
-	      (w.src ? xlb_src_read(&inst, v, &l) : 0) ?:
-	      (w.src ? vip_src_lists(&mode, name, key.family, &l) : 0);
+	      (w.src ? xlb_src_read(&inst, v, &l) : 0);
+	/* A VIP left closed denies every client, as show says: the lists
+	 * given change that. */
+	if (!err && w.src && xlb_src_closed(v->vip.flags, &l))
+		xlb_src_deny_all(&l, key.family);
+	err = err ?: (w.src ? vip_src_lists(&mode, name, key.family, &l) : 0);
 	if (err)
 		goto out;
 	/* Checked whole before the first write. */

@@ -277,9 +277,10 @@ int xlb_vip_slot_clear(struct xlb_instance *inst, const struct xlb_state *st,
 		       const struct xlb_vip_key *key);
 /* A repair (update.c): every slot that holds a VIP's key with another
  * record than the VIP's (a command killed between the record's write
- * and its slot's) made a copy of the record again. Empty slots and those
- * of other keys stay for the first write (vip_sets.c). 0 or -errno after
- * p_err(). */
-int xlb_vip_slots_repair(struct xlb_instance *inst, const struct xlb_state *st);
+ * and its slot's) made a copy of the record again, *wrote set when one
+ * was. Empty slots and those of other keys stay for the first write
+ * (vip_sets.c). 0 or -errno after p_err(). */
+int xlb_vip_slots_repair(struct xlb_instance *inst, const struct xlb_state *st,
+			 bool *wrote);
 
 #endif /* XLB_CHANGE_H */

@@ -286,6 +286,12 @@ void xlb_src_deny_all(struct xlb_src_list *l, __u8 family)
 	l->n = 1;
 }
 
+bool xlb_src_closed(__u32 vip_flags, const struct xlb_src_list *l)
+{
+	return (vip_flags & (XLB_VIP_F_SRC_LIST | XLB_VIP_F_SRC_DENY)) ==
+	       (XLB_VIP_F_SRC_LIST | XLB_VIP_F_SRC_DENY) && !l->n;
+}
+
 __u32 xlb_src_flags(const struct xlb_src_list *l)
 {
 	if (!l->n)

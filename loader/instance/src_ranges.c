@@ -259,6 +259,7 @@ static int src_set(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 	struct xlb_src_value val;
 	__u32 i, flags, kept;
 	int err, old_gen, gen;
+	bool quiesced;
 
 	if (!plan)
 		return -EINVAL;
@@ -336,15 +337,17 @@ static int src_set(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 	err = err ?: xlb_vip_write(inst, st, v, BPF_EXIST);
 	err = err ?: xlb_vip_filter_sync(inst, st, NULL, 0);
 	/* A packet that read the old record may still look for the old
-	 * entries: they go once it is through. */
-	if (!err && old_gen >= 0)
-		err = xlb_plan_quiesce(st);
-	for (i = 0; i < all.n && !err && old_gen >= 0; i++) {
+	 * entries: they go once it is through (a VIP born closed has
+	 * none, and nothing to wait for). */
+	for (i = 0, quiesced = false; i < all.n && !err && old_gen >= 0; i++) {
 		if (!entry_of(&all.e[i], a->key, old_gen))
 			continue;
-		err = xlb_plan_delete(st, inst->src_ranges_fd,
-				      XLB_MAP_SRC_RANGES, &all.e[i].key,
-				      sizeof(all.e[i].key), true);
+		if (!quiesced)
+			err = xlb_plan_quiesce(st);
+		quiesced = true;
+		err = err ?: xlb_plan_delete(st, inst->src_ranges_fd,
+					     XLB_MAP_SRC_RANGES, &all.e[i].key,
+					     sizeof(all.e[i].key), true);
 	}
 	if (!err)
 		err = plan_src_set(plan, a->key, l->n);

@@ -67,6 +67,8 @@ const char *xlb_src_part_str(const struct xlb_src_list *l, bool deny,
  * with lists but without entries does (born closed, its lists never
  * written), as show, its JSON and the fingerprint say it. */
 void xlb_src_deny_all(struct xlb_src_list *l, __u8 family);
+/* Whether a VIP of flags whose lists are l is such a one. */
+bool xlb_src_closed(__u32 vip_flags, const struct xlb_src_list *l);
 /* The VIP flags l asks for, but the generation: XLB_VIP_F_SRC_LIST with
  * any prefix, XLB_VIP_F_SRC_DENY with an allow list. */
 __u32 xlb_src_flags(const struct xlb_src_list *l);

@@ -108,14 +108,21 @@ static int history_expire(struct xlb_instance *inst, struct xlb_state *st,
 				     v->vip.table_size, v->vip.flags);
 }
 
-/* What a kill left, finished: DIRTY VIPs, leftovers, expired history. */
+/* What a kill left, finished: stale slots, DIRTY VIPs, leftovers,
+ * expired history. */
 static int repair(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 {
+	bool slots = false;
 	__u32 i;
 	int err;
 
 	(void)arg;
-	for (i = 0; i < st->n_vips; i++) {
+	/* First the slots a kill left with a stale copy of their record:
+	 * once no packet reads the copies, what only they named can go. */
+	err = xlb_vip_slots_repair(inst, st, &slots);
+	if (!err && slots)
+		err = xlb_plan_quiesce(st);
+	for (i = 0; i < st->n_vips && !err; i++) {
 		if (st->vips[i].corrupt[0] ||
 		    !(st->vips[i].vip.flags & XLB_VIP_F_DIRTY))
 			continue;
@@ -123,7 +130,7 @@ static int repair(struct xlb_instance *inst, struct xlb_state *st, void *arg)
 		if (err)
 			return err;
 	}
-	err = free_leftovers(inst, st) ?: xlb_vip_slots_repair(inst, st) ?:
+	err = err ?: free_leftovers(inst, st) ?:
 	      xlb_src_leftovers(inst, st, NULL);
 	for (i = 0; i < st->n_vips && !err; i++)
 		err = history_expire(inst, st, &st->vips[i]);

@@ -405,7 +405,8 @@ int xlb_vip_slot_write(struct xlb_instance *inst, const struct xlb_state *st,
 	return slot_update(inst, st, xlb_vip_key_bit(&v->key), v);
 }
 
-int xlb_vip_slots_repair(struct xlb_instance *inst, const struct xlb_state *st)
+int xlb_vip_slots_repair(struct xlb_instance *inst, const struct xlb_state *st,
+			 bool *wrote)
 {
 	const struct xlb_state_vip *v;
 	struct xlb_vip_slot have;
@@ -423,6 +424,7 @@ int xlb_vip_slots_repair(struct xlb_instance *inst, const struct xlb_state *st)
 		    !memcmp(&have.vip, &v->vip, sizeof(have.vip)))
 			continue;
 		err = slot_update(inst, st, bit, v);
+		*wrote = true;
 	}
 	return err;
 }
