@@ -100,13 +100,63 @@ const char *xlb_addr_str(const __be32 addr[4], __u8 family, char *buf,
 	return buf;
 }
 
+/* The LEN after slash (NULL: the host prefix) of addr, with no bit set
+ * past it, into *len. */
+static int prefix_len(const char *slash, const __be32 addr[4], __u8 family,
+		      __u8 *len, const char **why)
+{
+	const __u8 *b = (const __u8 *)addr;
+	__u32 max = family == XLB_AF_INET ? 32 : 128, bits = max, i;
+
+	if (slash && xlb_u32_parse(slash + 1, 0, max, &bits, why)) {
+		*why = max == 32 ? "prefix length must be 0..32" :
+				   "prefix length must be 0..128";
+		return -EINVAL;
+	}
+	for (i = bits; i < max; i++) {
+		if (b[i / 8] & (0x80 >> (i % 8))) {
+			*why = "host bits set (write the network address)";
+			return -EINVAL;
+		}
+	}
+	*len = bits;
+	return 0;
+}
+
+int xlb_source_prefix_parse(const char *s, __be32 addr[4], __u8 *family,
+			    __u8 *len, const char **why)
+{
+	const char *slash = strrchr(s, '/');
+	size_t n = slash ? (size_t)(slash - s) : strlen(s);
+	char buf[INET6_ADDRSTRLEN + 2];
+
+	memset(addr, 0, 16);
+	if (n >= 2 && s[0] == '[' && s[n - 1] == ']') {
+		s++;
+		n -= 2;
+	}
+	if (n >= sizeof(buf)) {
+		*why = "not an IPv4 or IPv6 prefix";
+		return -EINVAL;
+	}
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (inet_pton(AF_INET, buf, addr) == 1)
+		*family = XLB_AF_INET;
+	else if (inet_pton(AF_INET6, buf, addr) == 1)
+		*family = XLB_AF_INET6;
+	else {
+		*why = "not an IPv4 or IPv6 prefix";
+		return -EINVAL;
+	}
+	return prefix_len(slash, addr, *family, len, why);
+}
+
 int xlb_prefix_parse(const char *s, __be32 addr[4], __u8 *family,
 		     __u8 *len, const char **why)
 {
 	const char *slash = strrchr(s, '/');
 	char buf[INET6_ADDRSTRLEN + 3];
-	const __u8 *b = (const __u8 *)addr;
-	__u32 bits, max, i;
 	int err;
 
 	if (!slash) {
@@ -121,22 +171,7 @@ int xlb_prefix_parse(const char *s, __be32 addr[4], __u8 *family,
 	memcpy(buf, s, slash - s);
 	buf[slash - s] = '\0';
 	err = xlb_addr_parse(buf, addr, family, why);
-	if (err)
-		return err;
-	max = *family == XLB_AF_INET ? 32 : 128;
-	if (xlb_u32_parse(slash + 1, 0, max, &bits, why)) {
-		*why = *family == XLB_AF_INET ? "prefix length must be 0..32" :
-						"prefix length must be 0..128";
-		return -EINVAL;
-	}
-	for (i = bits; i < max; i++) {
-		if (b[i / 8] & (0x80 >> (i % 8))) {
-			*why = "host bits set (write the network address)";
-			return -EINVAL;
-		}
-	}
-	*len = bits;
-	return 0;
+	return err ?: prefix_len(slash, addr, *family, len, why);
 }
 
 const char *xlb_prefix_str(const __be32 addr[4], __u8 family, __u8 len,

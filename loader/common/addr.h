@@ -30,6 +30,10 @@ const char *xlb_addr_str(const __be32 addr[4], __u8 family, char *buf,
 #define XLB_PREFIX_STRLEN	(XLB_ADDR_STRLEN + 4)
 int xlb_prefix_parse(const char *s, __be32 addr[4], __u8 *family,
 		     __u8 *len, const char **why);
+/* A source PREFIX (source ranges): the same of any address, 0.0.0.0/0,
+ * bogons, loopback and the like too, IPv6 in brackets or not. */
+int xlb_source_prefix_parse(const char *s, __be32 addr[4], __u8 *family,
+			    __u8 *len, const char **why);
 const char *xlb_prefix_str(const __be32 addr[4], __u8 family, __u8 len,
 			   char *buf, size_t size);
 

@@ -6,10 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <arpa/inet.h>
-
 #include "addr.h"
-#include "numbers.h"
 #include "src_ranges.h"
 
 static const char *family_name(__u8 family)
@@ -17,53 +14,14 @@ static const char *family_name(__u8 family)
 	return family == XLB_AF_INET ? "IPv4" : "IPv6";
 }
 
-/* ADDR/LEN or ADDR, IPv6 in brackets or not. Any address: a list names
- * sources, which addr.h's rules for a VIP's or a backend's address do
- * not fit (0.0.0.0/8, 127.0.0.0/8, 224.0.0.0/4 and the like belong in a
- * deny list of bogons). */
+/* A prefix of any address (addr.h): a list names sources, which the
+ * rules for a VIP's or a backend's address do not fit (0.0.0.0/8,
+ * 127.0.0.0/8, 224.0.0.0/4 and the like belong in a deny list). */
 static int prefix_parse(const char *s, struct xlb_src_prefix *p,
 			const char **why)
 {
-	const char *slash = strrchr(s, '/');
-	size_t n = slash ? (size_t)(slash - s) : strlen(s);
-	const __u8 *b = (const __u8 *)p->addr;
-	char buf[INET6_ADDRSTRLEN + 2];
-	__u32 bits, max, i;
-
 	memset(p, 0, sizeof(*p));
-	if (n >= 2 && s[0] == '[' && s[n - 1] == ']') {
-		s++;
-		n -= 2;
-	}
-	if (n >= sizeof(buf)) {
-		*why = "not an IPv4 or IPv6 prefix";
-		return -EINVAL;
-	}
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	if (inet_pton(AF_INET, buf, p->addr) == 1)
-		p->family = XLB_AF_INET;
-	else if (inet_pton(AF_INET6, buf, p->addr) == 1)
-		p->family = XLB_AF_INET6;
-	else {
-		*why = "not an IPv4 or IPv6 prefix";
-		return -EINVAL;
-	}
-	max = p->family == XLB_AF_INET ? 32 : 128;
-	bits = max;
-	if (slash && xlb_u32_parse(slash + 1, 0, max, &bits, why)) {
-		*why = max == 32 ? "prefix length must be 0..32" :
-				   "prefix length must be 0..128";
-		return -EINVAL;
-	}
-	for (i = bits; i < max; i++) {
-		if (b[i / 8] & (0x80 >> (i % 8))) {
-			*why = "host bits set (write the network address)";
-			return -EINVAL;
-		}
-	}
-	p->len = bits;
-	return 0;
+	return xlb_source_prefix_parse(s, p->addr, &p->family, &p->len, why);
 }
 
 int xlb_src_add(const char *text, __u8 family, bool deny,
